@@ -1,0 +1,75 @@
+import Koa from 'koa';
+import compose from 'koa-compose';
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import { GatewayError } from './errors.js';
+import { errorHandler } from './http/error-handler.js';
+import { requireWallet } from './http/wallet.js';
+import { registerModelRoutes } from './http/models.js';
+import { registerHealthRoutes, type HealthContributor } from './http/health.js';
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  startedAt: number;
+  /** Parts that report into /health (store, tool servers, upstreams). */
+  health: HealthContributor[];
+}
+
+/**
+ * Build the Koa app without listening, so tests run it on an ephemeral port.
+ * The middleware order below is the request's path through the gateway.
+ */
+export function createApp(deps: AppDeps): Koa {
+  const { config } = deps;
+  const app = new Koa({ proxy: config.server.trustProxy });
+  app.silent = true; // errors are logged by our request logger, not Koa's default stderr dump
+
+  const primaryModel = config.models[0].id;
+
+  // 1. Errors → OpenAI-shaped bodies (outermost, so every later failure is caught).
+  app.use(errorHandler());
+  // 2. Nothing matched (no route set a body): 404 with the OpenAI error shape.
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) {
+      throw new GatewayError({ status: 404, code: 'not_found', message: `No route for ${ctx.method} ${ctx.path}.` });
+    }
+  });
+  // 3. JSON bodies with a size limit; parse failures surface as invalid_json / request_too_large.
+  app.use(
+    koaBody({
+      json: true,
+      urlencoded: false,
+      text: false,
+      multipart: false,
+      jsonStrict: true,
+      jsonLimit: config.server.bodyLimitBytes,
+      onError: (err) => {
+        throw err;
+      },
+    }),
+  );
+
+  // 4. Routes. Open ones (health) take no guard; every other route takes `gated`.
+  const gated = compose([requireWallet()]);
+  const router = new Router();
+  registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
+  registerModelRoutes(router, gated, config.models);
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => methodNotAllowed(),
+      notImplemented: () => methodNotAllowed(),
+    }),
+  );
+
+  return app;
+}
+
+function methodNotAllowed(): GatewayError {
+  return new GatewayError({ status: 405, code: 'method_not_allowed', message: 'Method not allowed for this route.' });
+}

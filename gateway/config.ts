@@ -1,0 +1,249 @@
+/**
+ * The gateway's whole configuration: one zod schema for `config/gateway.json`, plus the
+ * environment overrides README documents. Parsed once at start; a bad file or value throws a
+ * ConfigError naming the field, and `main.ts` exits 1 with that message.
+ *
+ * @example
+ *   const config = parseConfig(JSON.parse(text), process.env)
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const bucket = z.object({
+  /** Tokens refilled per `durationSec`; the bucket holds this many at most. */
+  points: z.number().int().positive(),
+  durationSec: z.number().int().positive(),
+});
+
+const upstreamSchema = z.object({
+  baseUrl: z.url(),
+  model: z.string().min(1),
+  /** Name of the environment variable that holds the upstream API key (never the key itself). */
+  apiKeyEnv: z.string().min(1).optional(),
+  timeoutMs: z.number().int().positive().default(120_000),
+  maxOutputTokens: z.number().int().positive().default(2048),
+});
+
+const modelSchema = z.object({
+  id: z.string().min(1),
+  alias: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'lower-case letters, digits, _ and -'),
+  ownedBy: z.string().min(1).default('switchyard'),
+  created: z.number().int().nonnegative().default(1_735_689_600),
+  upstream: upstreamSchema,
+});
+
+const stdioServerSchema = z.object({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+  timeoutMs: z.number().int().positive().default(30_000),
+  disabled: z.boolean().default(false),
+  prefix: z.string().default(''),
+});
+
+const httpServerSchema = z.object({
+  url: z.string().min(1),
+  headers: z.record(z.string(), z.string()).default({}),
+  timeoutMs: z.number().int().positive().default(30_000),
+  disabled: z.boolean().default(false),
+  prefix: z.string().default(''),
+});
+
+export const mcpServerSchema = z.union([stdioServerSchema.strict(), httpServerSchema.strict()]);
+
+const booleanString = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+export const configSchema = z
+  .object({
+    server: z
+      .object({
+        port: z.number().int().min(0).max(65535).default(8080),
+        host: z.string().min(1).default('127.0.0.1'),
+        /** Public origin clients use; default `http://HOST:PORT`. SIWE's domain and uri come from it. */
+        publicUrl: z.url().optional(),
+        bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
+        /** How long in-flight requests may run after SIGTERM before they are aborted. */
+        shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+        corsOrigins: z.array(z.string().min(1)).default([]),
+        /** Trust X-Forwarded-For for the client IP (behind a reverse proxy). */
+        trustProxy: z.boolean().default(false),
+      })
+      .prefault({}),
+    freeMode: z.boolean().default(false),
+    dataDir: z.string().min(1).default('./data'),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    adminToken: z.string().min(16, 'at least 16 characters').optional(),
+    limits: z
+      .object({
+        perWallet: bucket.prefault({ points: 600, durationSec: 60 }),
+        perIp: bucket.prefault({ points: 1200, durationSec: 60 }),
+        chatConcurrencyPerWallet: z.number().int().positive().default(8),
+        chatConcurrencyTotal: z.number().int().positive().default(256),
+      })
+      .prefault({}),
+    accounts: z
+      .object({
+        /** An unsettled reservation is released after this long (crash, hang). */
+        reservationTtlMs: z.number().int().positive().default(6 * 60_000),
+        nonceTtlMs: z.number().int().positive().default(10 * 60_000),
+        /** Smart-account (EIP-1271/6492) SIWE signatures are checked against this RPC when set. */
+        siweRpcUrl: z.url().optional(),
+      })
+      .prefault({}),
+    models: z.array(modelSchema).min(1),
+    chat: z
+      .object({
+        maxRounds: z.number().int().min(0).max(8).default(8),
+        /** A whole chat request has this deadline (`chat_deadline_ms`). */
+        deadlineMs: z.number().int().positive().default(300_000),
+        toolConcurrency: z.number().int().positive().default(4),
+        toolResultMaxChars: z.number().int().positive().default(16_000),
+        preamble: z
+          .string()
+          .default(
+            'You are Switchyard, an assistant that answers with the help of read-only tools. Today is {date}. ' +
+              'Tools can read blockchains, prices, the web and a knowledge base; none can sign or send anything. ' +
+              'Use tools when they help, and cite the sources (URLs, chains, providers) your answer relies on.',
+          ),
+      })
+      .prefault({}),
+    mcpServers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema).default({}),
+  })
+  .strict();
+
+export type Config = z.infer<typeof configSchema> & {
+  server: z.infer<typeof configSchema>['server'] & { publicUrl: string };
+};
+export type ModelConfig = z.infer<typeof modelSchema>;
+export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+
+/** Environment variables that override the file, and where each lands. */
+const ENV_OVERRIDES: Array<[string, (raw: Record<string, unknown>, value: string) => void]> = [
+  ['PORT', (raw, v) => (section(raw, 'server').port = numberFrom('PORT', v))],
+  ['HOST', (raw, v) => (section(raw, 'server').host = v)],
+  ['PUBLIC_URL', (raw, v) => (section(raw, 'server').publicUrl = v)],
+  ['CORS_ORIGINS', (raw, v) => (section(raw, 'server').corsOrigins = splitList(v))],
+  ['BODY_LIMIT_BYTES', (raw, v) => (section(raw, 'server').bodyLimitBytes = numberFrom('BODY_LIMIT_BYTES', v))],
+  ['FREE_MODE', (raw, v) => (raw.freeMode = boolFrom('FREE_MODE', v))],
+  ['DATA_DIR', (raw, v) => (raw.dataDir = v)],
+  ['ADMIN_TOKEN', (raw, v) => (raw.adminToken = v)],
+  ['LOG_LEVEL', (raw, v) => (raw.logLevel = v)],
+  ['SIWE_RPC_URL', (raw, v) => (section(raw, 'accounts').siweRpcUrl = v)],
+  ['CHAT_DEADLINE_MS', (raw, v) => (section(raw, 'chat').deadlineMs = numberFrom('CHAT_DEADLINE_MS', v))],
+];
+
+function section(raw: Record<string, unknown>, key: string): Record<string, unknown> {
+  const current = raw[key];
+  if (current === undefined) raw[key] = {};
+  else if (typeof current !== 'object' || current === null || Array.isArray(current)) {
+    throw new ConfigError(`config: "${key}" must be an object`);
+  }
+  return raw[key] as Record<string, unknown>;
+}
+
+function numberFrom(name: string, value: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new ConfigError(`config: ${name} must be a whole number, got "${value}"`);
+  return Number(value.trim());
+}
+
+function boolFrom(name: string, value: string): boolean {
+  const parsed = booleanString.safeParse(value.trim().toLowerCase());
+  if (!parsed.success) throw new ConfigError(`config: ${name} must be true or false, got "${value}"`);
+  return parsed.data;
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. */
+function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
+  if (!Array.isArray(raw.models)) return;
+  for (const model of raw.models as Array<Record<string, unknown>>) {
+    if (typeof model !== 'object' || model === null || typeof model.alias !== 'string') continue;
+    const prefix = `${model.alias.toUpperCase().replace(/-/g, '_')}_UPSTREAM_`;
+    const upstream = (model.upstream ??= {}) as Record<string, unknown>;
+    const baseUrl = nonEmpty(env[`${prefix}BASE_URL`]) ?? nonEmpty(env.UPSTREAM_BASE_URL);
+    if (baseUrl) upstream.baseUrl = baseUrl;
+    const name = nonEmpty(env[`${prefix}MODEL`]);
+    if (name) upstream.model = name;
+    // The key itself stays in the environment; config only records which variable holds it.
+    if (nonEmpty(env[`${prefix}API_KEY`])) upstream.apiKeyEnv = `${prefix}API_KEY`;
+    else if (nonEmpty(env.UPSTREAM_API_KEY)) upstream.apiKeyEnv = 'UPSTREAM_API_KEY';
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.length ? issue.path.map(String).join('.') : '(root)';
+  return `config: ${path}: ${issue.message}`;
+}
+
+/**
+ * Validate a parsed config file and apply environment overrides.
+ * Throws ConfigError whose message names the first bad field.
+ */
+export function parseConfig(json: unknown, env: Env): Config {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new ConfigError('config: the file must hold a JSON object');
+  }
+  const raw = structuredClone(json) as Record<string, unknown>;
+  for (const [name, apply] of ENV_OVERRIDES) {
+    const value = nonEmpty(env[name]);
+    if (value !== undefined) apply(raw, value);
+  }
+  applyUpstreamEnv(raw, env);
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map(describeIssue).join('\n'));
+  const config = parsed.data;
+
+  const aliases = new Set<string>();
+  for (const model of config.models) {
+    for (const name of [model.id, model.alias]) {
+      if (aliases.has(name)) throw new ConfigError(`config: models: "${name}" is declared twice`);
+      aliases.add(name);
+    }
+  }
+  const publicUrl = config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${config.server.port}`;
+  return { ...config, server: { ...config.server, publicUrl: publicUrl.replace(/\/+$/, '') } };
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** Read and parse the config file (`SWITCHYARD_CONFIG` or `config/gateway.json`). */
+export function loadConfig(env: Env): Config {
+  const path = nonEmpty(env.SWITCHYARD_CONFIG) ?? 'config/gateway.json';
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`config: cannot read ${path}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`config: ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseConfig(json, env);
+}

@@ -1,0 +1,122 @@
+/**
+ * One typed error family for the whole gateway. Every error that reaches a client is a
+ * GatewayError (or becomes a generic 500), and the error middleware turns it into the OpenAI
+ * error body `{error:{message, type, code, param}}`.
+ *
+ * @example
+ *   throw new GatewayError({ status: 404, code: 'model_not_found', message: 'Unknown model "x"' })
+ */
+
+/** The OpenAI error `type` values we use, chosen by status class. */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'insufficient_credits_error'
+  | 'upstream_error'
+  | 'server_error';
+
+export interface GatewayErrorOptions {
+  status: number;
+  code: string;
+  message: string;
+  type?: ErrorType;
+  param?: string | null;
+  /** Extra response headers, e.g. Retry-After. */
+  headers?: Record<string, string>;
+  /** Internal detail for the log only; never sent to the client. */
+  details?: string;
+  cause?: unknown;
+}
+
+function typeForStatus(status: number): ErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 402) return 'insufficient_credits_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status === 502 || status === 503 || status === 504) return 'upstream_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly type: ErrorType;
+  readonly param: string | null;
+  readonly headers: Record<string, string>;
+  readonly details?: string;
+
+  constructor(options: GatewayErrorOptions) {
+    super(options.message, { cause: options.cause });
+    this.name = 'GatewayError';
+    this.status = options.status;
+    this.code = options.code;
+    this.type = options.type ?? typeForStatus(options.status);
+    this.param = options.param ?? null;
+    this.headers = options.headers ?? {};
+    this.details = options.details;
+  }
+
+  /** The OpenAI-shaped body sent to clients. */
+  toBody(): { error: { message: string; type: ErrorType; code: string; param: string | null } } {
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
+  }
+}
+
+/** 400 for input that fails validation; `param` names the offending field. */
+export class InvalidRequest extends GatewayError {
+  constructor(message: string, param: string | null = null, code = 'invalid_request') {
+    super({ status: 400, code, message, param });
+  }
+}
+
+export class NotFound extends GatewayError {
+  constructor(message: string, code = 'not_found', param: string | null = null) {
+    super({ status: 404, code, message, param });
+  }
+}
+
+export class RateLimited extends GatewayError {
+  constructor(message: string, retryAfterSeconds: number) {
+    const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+    super({ status: 429, code: 'rate_limited', message, headers: { 'Retry-After': String(seconds) } });
+  }
+}
+
+export class InsufficientCredits extends GatewayError {
+  constructor(balance: number, needed: number) {
+    super({
+      status: 402,
+      code: 'insufficient_credits',
+      message: `Insufficient credits: balance is ${balance}, this request needs at least ${needed}.`,
+    });
+  }
+}
+
+export class Unauthorized extends GatewayError {
+  constructor(code: string, message: string) {
+    super({ status: 401, code, message });
+  }
+}
+
+export class Forbidden extends GatewayError {
+  constructor(code: string, message: string) {
+    super({ status: 403, code, message });
+  }
+}
+
+/** Turn anything thrown into a GatewayError; unknown errors become a generic 500. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError({
+    status: 500,
+    code: 'internal_error',
+    message: 'The server had an error while processing your request.',
+    details: err instanceof Error ? (err.stack ?? err.message) : String(err),
+    cause: err,
+  });
+}

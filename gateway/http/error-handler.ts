@@ -1,0 +1,46 @@
+import type { Context, Next } from 'koa';
+import { GatewayError, toGatewayError } from '../errors.js';
+
+/**
+ * The one place errors become responses. Body-parser and router errors (which carry an
+ * http-errors `status`) are mapped to our codes first; anything unknown is a generic 500 whose
+ * detail goes only to the log (`ctx.state.error`).
+ */
+export function errorHandler() {
+  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (thrown) {
+      const err = fromHttpError(thrown) ?? toGatewayError(thrown);
+      ctx.state.error = err;
+      if (ctx.headerSent || !ctx.writable) return; // a stream already began: the SSE writer reports in-band
+      ctx.status = err.status;
+      ctx.set(err.headers);
+      ctx.body = bodyFor(ctx, err);
+    }
+  };
+}
+
+/** Routes may shape the error body differently (e.g. `/v1/tools/execute` adds `ok` and `tool`). */
+function bodyFor(ctx: Context, err: GatewayError): unknown {
+  const shape = ctx.state.errorBody as ((err: GatewayError) => unknown) | undefined;
+  return shape ? shape(err) : err.toBody();
+}
+
+function fromHttpError(thrown: unknown): GatewayError | undefined {
+  if (thrown instanceof GatewayError || typeof thrown !== 'object' || thrown === null) return undefined;
+  const e = thrown as { status?: number; type?: string; message?: string };
+  if (e.status === 413 || e.type === 'entity.too.large') {
+    return new GatewayError({ status: 413, code: 'request_too_large', message: 'Request body is larger than the limit.' });
+  }
+  if (e.status === 400 && (e.type === 'entity.parse.failed' || /JSON|Unexpected token|invalid/i.test(e.message ?? ''))) {
+    return new GatewayError({ status: 400, code: 'invalid_json', message: 'Request body is not valid JSON.' });
+  }
+  if (e.status === 415) {
+    return new GatewayError({ status: 415, code: 'unsupported_media_type', message: 'Send the body as application/json.' });
+  }
+  if (e.status === 400 && e.type === 'encoding.unsupported') {
+    return new GatewayError({ status: 400, code: 'invalid_request', message: e.message ?? 'Unsupported encoding.' });
+  }
+  return undefined;
+}

@@ -1,0 +1,55 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config, Env } from './config.js';
+import { createApp } from './app.js';
+import { createLogger, type Logger } from './logger.js';
+
+export interface RunningGateway {
+  config: Config;
+  server: Server;
+  /** Base URL the gateway listens on, e.g. http://127.0.0.1:8080 */
+  url: string;
+  logger: Logger;
+  /** Stop accepting, let in-flight requests finish (bounded), close stores and children. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Where log lines go (tests capture them); default stdout. */
+  logDestination?: { write(line: string): void };
+}
+
+/**
+ * The composition root: build every part from config, start the HTTP server, and hand back one
+ * handle to stop it all. `main.ts` and the tests both start the gateway through here.
+ */
+export async function startGateway(config: Config, env: Env, options: StartOptions = {}): Promise<RunningGateway> {
+  void env;
+  const logger = createLogger(config.logLevel, options.logDestination);
+  const startedAt = Date.now();
+  const app = createApp({ config, logger, startedAt, health: [] });
+  const server = createServer(app.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.server.port, config.server.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info({ url }, 'gateway listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    config,
+    server,
+    url,
+    logger,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * Start the real gateway on an ephemeral 127.0.0.1 port with a test config, capture its log
+ * lines, and stop it afterwards. Every gateway test starts it through here.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig, type Env } from '../../gateway/config.js';
+import { startGateway, type RunningGateway } from '../../gateway/server.js';
+
+export const WALLET = '0x52908400098527886e0f7030069857d2e4169ee7'; // lower-case form of an EIP-55 test vector
+export const WALLET_CHECKSUMMED = '0x52908400098527886E0F7030069857D2E4169EE7';
+
+export interface TestGateway extends RunningGateway {
+  /** Every JSON log line written so far, parsed. */
+  logs: Array<Record<string, unknown>>;
+  /** Raw log text, for redaction checks. */
+  rawLogs(): string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** A config that starts quickly: no tool servers, upstreams on an unused port. */
+export function baseConfigJson(): Record<string, unknown> {
+  return {
+    server: { port: 0, host: '127.0.0.1' },
+    logLevel: 'info',
+    models: [
+      { id: 'svc-32b-conductor', alias: 'conductor', upstream: { baseUrl: 'http://127.0.0.1:9/v1', model: 'qwen3:32b' } },
+      { id: 'svc-8b-operator', alias: 'operator', upstream: { baseUrl: 'http://127.0.0.1:9/v1', model: 'qwen3:8b' } },
+    ],
+    mcpServers: {},
+  };
+}
+
+export async function startTestGateway(
+  options: { config?: (json: Record<string, unknown>) => void; env?: Env; dataDir?: string } = {},
+): Promise<TestGateway> {
+  const json = baseConfigJson();
+  options.config?.(json);
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'switchyard-test-'));
+  const ownsDataDir = options.dataDir === undefined;
+  const config = parseConfig(json, { DATA_DIR: dataDir, ...options.env });
+  const lines: string[] = [];
+  const gateway = await startGateway(config, { ...options.env }, {
+    logDestination: { write: (line: string) => void lines.push(line) },
+  });
+  return {
+    ...gateway,
+    dataDir,
+    get logs() {
+      return lines.flatMap((l) => l.split('\n').filter(Boolean)).map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+    rawLogs: () => lines.join(''),
+    async stop() {
+      await gateway.close();
+      if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Headers every wallet-gated request needs. */
+export function walletHeaders(wallet = WALLET, extra: Record<string, string> = {}): Record<string, string> {
+  return { 'x-wallet-address': wallet, 'content-type': 'application/json', ...extra };
+}
