@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import { GatewayError } from './errors.js';
 import { errorHandler } from './http/error-handler.js';
 import { requireWallet } from './http/wallet.js';
@@ -13,6 +14,7 @@ import { registerHealthRoutes, type HealthContributor } from './http/health.js';
 export interface AppDeps {
   config: Config;
   logger: Logger;
+  metrics: Metrics;
   startedAt: number;
   /** Parts that report into /health (store, tool servers, upstreams). */
   health: HealthContributor[];

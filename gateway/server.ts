@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config, Env } from './config.js';
 import { createApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
+import { createMetrics } from './metrics.js';
 
 export interface RunningGateway {
   config: Config;
@@ -27,7 +28,8 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   void env;
   const logger = createLogger(config.logLevel, options.logDestination);
   const startedAt = Date.now();
-  const app = createApp({ config, logger, startedAt, health: [] });
+  const metrics = createMetrics();
+  const app = createApp({ config, logger, metrics, startedAt, health: [] });
   const server = createServer(app.callback());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,0 +1,70 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every Prometheus metric the gateway exposes, on its own registry (no global state, so tests
+ * can run several gateways in one process). Routes are labelled by template, never raw path.
+ */
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'method' | 'route' | 'status'>;
+  toolCalls: Counter<'tool' | 'outcome'>;
+  toolDuration: Histogram<'tool' | 'outcome'>;
+  chatRounds: Histogram<'model'>;
+  chatTokens: Counter<'model' | 'kind'>;
+  chatCredits: Counter<'model'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
+  const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'switchyard_http_requests_total',
+      help: 'HTTP requests by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'switchyard_http_request_duration_seconds',
+      help: 'HTTP request latency by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    toolCalls: new Counter({
+      name: 'switchyard_tool_calls_total',
+      help: 'Tool calls by tool and outcome (ok or an error code)',
+      labelNames: ['tool', 'outcome'],
+      registers: [registry],
+    }),
+    toolDuration: new Histogram({
+      name: 'switchyard_tool_call_duration_seconds',
+      help: 'Tool call latency by tool and outcome',
+      labelNames: ['tool', 'outcome'],
+      buckets: latencyBuckets,
+      registers: [registry],
+    }),
+    chatRounds: new Histogram({
+      name: 'switchyard_chat_tool_rounds',
+      help: 'Tool rounds per chat request',
+      labelNames: ['model'],
+      buckets: [0, 1, 2, 3, 4, 5, 6, 7, 8],
+      registers: [registry],
+    }),
+    chatTokens: new Counter({
+      name: 'switchyard_chat_tokens_total',
+      help: 'Upstream tokens by model and kind (prompt, completion)',
+      labelNames: ['model', 'kind'],
+      registers: [registry],
+    }),
+    chatCredits: new Counter({
+      name: 'switchyard_chat_credits_charged_total',
+      help: 'Credits charged for chat requests',
+      labelNames: ['model'],
+      registers: [registry],
+    }),
+  };
+}
