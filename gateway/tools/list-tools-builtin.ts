@@ -1,0 +1,59 @@
+/**
+ * `list_tools`: tool discovery answered by the gateway from its registry, since only the gateway
+ * sees every server's tools. Offered in /v1/tools, runnable through /v1/tools/execute, and later
+ * to the model.
+ */
+import { z } from 'zod';
+import type { ToolInfo } from './types.js';
+import { invalidToolArguments } from './tool-errors.js';
+
+export const LIST_TOOLS_NAME = 'list_tools';
+
+const inputSchema = z.object({
+  query: z.string().max(500).optional().describe('Words to look for in tool names and descriptions; omit to list every tool.'),
+}).strict();
+
+/** How list_tools appears in listings. */
+export function listToolsInfo(): ToolInfo {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(inputSchema, { io: 'input' }) as Record<string, unknown>;
+  return {
+    name: LIST_TOOLS_NAME,
+    description:
+      'List the tools available right now, with their parameters. Pass `query` to keep only tools whose name or description mentions one of its words.',
+    inputSchema: schema,
+    params: ['query'],
+    server: 'gateway',
+  };
+}
+
+export interface ListToolsResult {
+  tools: Array<{ name: string; description: string; params: string[]; server: string }>;
+}
+
+/**
+ * Run list_tools over the tools that can run now. Tools matching more query words come first.
+ *
+ * @example
+ *   runListTools({ query: 'eth balance' }, host.listTools())
+ */
+export function runListTools(args: Record<string, unknown>, available: ToolInfo[]): ListToolsResult {
+  const parsed = inputSchema.safeParse(args);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const param = issue.path.map(String).join('.') || (issue.code === 'unrecognized_keys' ? issue.keys[0] : null);
+    throw invalidToolArguments(param ? `${param}: ${issue.message}` : issue.message, param ?? null);
+  }
+  const words = (parsed.data.query ?? '')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+  const scored = available.map((tool) => {
+    const haystack = `${tool.name.replace(/_/g, ' ')} ${tool.name} ${tool.description}`.toLowerCase();
+    return { tool, score: words.filter((word) => haystack.includes(word)).length };
+  });
+  const matching = words.length === 0 ? scored : scored.filter((entry) => entry.score > 0);
+  matching.sort((a, b) => b.score - a.score || a.tool.name.localeCompare(b.tool.name));
+  return {
+    tools: matching.map(({ tool }) => ({ name: tool.name, description: tool.description, params: tool.params, server: tool.server })),
+  };
+}

@@ -1,0 +1,269 @@
+/**
+ * One configured MCP server, kept alive: connect (spawn a stdio child or reach a Streamable HTTP
+ * endpoint), list its tools, follow `notifications/tools/list_changed`, and when it goes away mark
+ * it down at once and reconnect with backoff. Calls to a server that is not up fail fast with 503.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Env, McpServerConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import { ChildProcessTransport } from './child-process-transport.js';
+import { childEnv, expandArgs, expandRecord, expandValue } from './env-expansion.js';
+import { nextRestart, type RestartPolicy } from './restart-policy.js';
+import { fromMcpFailure, toolUnavailable } from './tool-errors.js';
+
+/** `starting` (connecting), `up`, `down` (waiting to restart), `crash-loop` (restarting slowly), `stopped`. */
+export type ServerStatus = 'starting' | 'up' | 'down' | 'crash-loop' | 'stopped';
+
+export interface SupervisorDeps {
+  /** The gateway's environment, source of `${VAR}` values (and PATH, HOME, NODE_V8_COVERAGE). */
+  env: Env;
+  logger: Logger;
+  policy: RestartPolicy;
+  /** Called whenever this server's tool list or availability changes. */
+  onToolsChanged: (server: ServerSupervisor) => void;
+  /** Bound on spawn + initialize + first tools/list. */
+  connectTimeoutMs: number;
+  /** How long close() waits for a child at each step (stdin end, SIGTERM) before escalating. */
+  closeGraceMs?: number;
+}
+
+/** The config of one server after `${VAR}` expansion: what is actually spawned or reached. */
+export type ResolvedServer =
+  | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { kind: 'http'; url: string; headers: Record<string, string> };
+
+/**
+ * Expand a server's config against the gateway's environment.
+ *
+ * @example
+ *   resolveServer({ command: 'node', args: ['a.js'], env: { KEY: '${KEY}' }, ... }, process.env)
+ *   // { kind: 'stdio', command: 'node', args: ['a.js'], env: { PATH, HOME, KEY } }
+ */
+export function resolveServer(name: string, config: McpServerConfig, env: Env): ResolvedServer {
+  if ('command' in config) {
+    return {
+      kind: 'stdio',
+      command: expandValue(config.command, env) ?? config.command,
+      args: expandArgs(config.args, env),
+      env: childEnv(config.env, env),
+      ...(config.cwd ? { cwd: config.cwd } : {}),
+    };
+  }
+  const url = expandValue(config.url, env);
+  if (url === undefined) throw new Error(`mcpServers.${name}.url: a variable in "${config.url}" is not set`);
+  return { kind: 'http', url, headers: expandRecord(config.headers, env) };
+}
+
+export class ServerSupervisor {
+  readonly name: string;
+  readonly config: McpServerConfig;
+  status: ServerStatus = 'starting';
+  /** The server's tools as last listed; kept while it is down so its names stay known. */
+  tools: Tool[] = [];
+  /** Restart attempts after the first start. */
+  restarts = 0;
+  /** Why the last attempt or connection ended, for health and logs. */
+  lastError?: string;
+
+  private readonly deps: SupervisorDeps;
+  private readonly resolved: ResolvedServer;
+  private client?: Client;
+  private transport?: Transport;
+  /** Bumped on every connect attempt; callbacks of an older attempt are ignored. */
+  private generation = 0;
+  private upSince = 0;
+  private quickCrashes = 0;
+  private nextAttemptAt = 0;
+  private restartTimer?: NodeJS.Timeout;
+
+  constructor(name: string, config: McpServerConfig, deps: SupervisorDeps) {
+    this.name = name;
+    this.config = config;
+    this.deps = deps;
+    this.resolved = resolveServer(name, config, deps.env);
+  }
+
+  /** The environment a stdio child gets (for tests and diagnostics); undefined for HTTP servers. */
+  get spawnEnv(): Record<string, string> | undefined {
+    return this.resolved.kind === 'stdio' ? { ...this.resolved.env } : undefined;
+  }
+
+  /** The running child's pid (stdio servers only). */
+  get pid(): number | undefined {
+    return this.transport instanceof ChildProcessTransport && !this.transport.exit ? this.transport.pid : undefined;
+  }
+
+  get prefix(): string {
+    return this.config.prefix;
+  }
+
+  /** First connection. Never throws: a server that cannot start is down and retried. */
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  /** Seconds until the next restart attempt (at least 1), for Retry-After. */
+  retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil((this.nextAttemptAt - Date.now()) / 1000));
+  }
+
+  /**
+   * Call one of this server's tools by its own (unprefixed) name. Throws 503 tool_unavailable at
+   * once when the server is not up; other failures go through `fromMcpFailure`.
+   */
+  async callTool(publicName: string, toolName: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+    const client = this.client;
+    if (this.status !== 'up' || !client) throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
+    try {
+      const result = await client.callTool({ name: toolName, arguments: args }, undefined, {
+        signal,
+        timeout: this.config.timeoutMs,
+      });
+      return result as CallToolResult;
+    } catch (err) {
+      const cancelled = signal?.aborted ?? false;
+      // An HTTP server has no process to watch: a transport failure is how we learn it is gone.
+      if (this.resolved.kind === 'http' && !cancelled && !(err instanceof McpError)) {
+        this.handleDisconnect(this.generation, `unreachable: ${describe(err)}`);
+      }
+      throw fromMcpFailure(err, {
+        tool: publicName,
+        server: this.name,
+        timeoutMs: this.config.timeoutMs,
+        cancelled,
+        retryAfterSeconds: this.retryAfterSeconds(),
+      });
+    }
+  }
+
+  /** Stop for good: no more restarts, the child is ended (stdin, SIGTERM, SIGKILL). */
+  async close(): Promise<void> {
+    this.status = 'stopped';
+    this.generation++;
+    clearTimeout(this.restartTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.close().catch(() => undefined);
+    if (this.transport instanceof ChildProcessTransport) await this.transport.close();
+  }
+
+  private createTransport(): Transport {
+    const resolved = this.resolved;
+    if (resolved.kind === 'http') {
+      return new StreamableHTTPClientTransport(new URL(resolved.url), { requestInit: { headers: resolved.headers } });
+    }
+    const logger = this.deps.logger;
+    const server = this.name;
+    return new ChildProcessTransport({
+      command: resolved.command,
+      args: resolved.args,
+      env: resolved.env,
+      cwd: resolved.cwd,
+      closeGraceMs: this.deps.closeGraceMs,
+      onStderrLine: (line) => logger.debug({ server, stderr: line.slice(0, 2000) }, 'tool server stderr'),
+    });
+  }
+
+  private async connect(): Promise<void> {
+    const generation = ++this.generation;
+    this.status = 'starting';
+    const transport = this.createTransport();
+    const client = new Client({ name: 'switchyard-gateway', version: '0.1.0' }, { capabilities: {} });
+    client.onerror = (error) => this.deps.logger.debug({ server: this.name, err: error.message }, 'tool server transport error');
+    client.onclose = () => this.handleDisconnect(generation, this.exitReason(transport));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (generation === this.generation && this.status === 'up') void this.refreshTools(generation);
+    });
+    this.client = client;
+    this.transport = transport;
+    const started = Date.now();
+    try {
+      await client.connect(transport, { timeout: this.deps.connectTimeoutMs });
+      const tools = await listAllTools(client, this.deps.connectTimeoutMs);
+      if (generation !== this.generation) return;
+      this.tools = tools;
+      this.status = 'up';
+      this.upSince = Date.now();
+      this.lastError = undefined;
+      this.deps.logger.info(
+        { server: this.name, pid: this.pid, tools: tools.length, ms: Date.now() - started, restarts: this.restarts },
+        'tool server up',
+      );
+      this.deps.onToolsChanged(this);
+    } catch (err) {
+      if (generation !== this.generation || this.status !== 'starting') return;
+      this.lastError = `${describe(err)}${this.exitReason(transport) ? ` (${this.exitReason(transport)})` : ''}`;
+      this.deps.logger.warn({ server: this.name, err: this.lastError }, 'tool server failed to start');
+      this.scheduleRestart(0);
+      await client.close().catch(() => undefined);
+      if (transport instanceof ChildProcessTransport) await transport.close();
+    }
+  }
+
+  private exitReason(transport: Transport): string | undefined {
+    if (!(transport instanceof ChildProcessTransport) || !transport.exit) return undefined;
+    const { code, signal } = transport.exit;
+    return signal ? `killed by ${signal}` : `exited with code ${code}`;
+  }
+
+  /** The connection ended: mark down now (calls fail fast), tell the registry, plan a restart. */
+  private handleDisconnect(generation: number, reason: string | undefined): void {
+    if (generation !== this.generation || (this.status !== 'up' && this.status !== 'starting')) return;
+    const wasUp = this.status === 'up';
+    const uptimeMs = wasUp ? Date.now() - this.upSince : 0;
+    this.lastError = reason ?? 'connection closed';
+    this.scheduleRestart(uptimeMs);
+    this.deps.logger.warn({ server: this.name, reason: this.lastError, uptimeMs, retryInMs: this.nextAttemptAt - Date.now() }, 'tool server down');
+    if (wasUp) {
+      const client = this.client;
+      this.client = undefined;
+      void client?.close().catch(() => undefined);
+      this.deps.onToolsChanged(this);
+    }
+  }
+
+  private scheduleRestart(uptimeMs: number): void {
+    const decision = nextRestart({ quickCrashes: this.quickCrashes, uptimeMs }, this.deps.policy);
+    this.quickCrashes = decision.quickCrashes;
+    this.status = decision.crashLoop ? 'crash-loop' : 'down';
+    this.nextAttemptAt = Date.now() + decision.delayMs;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      this.restarts++;
+      void this.connect();
+    }, decision.delayMs);
+    this.restartTimer.unref();
+  }
+
+  private async refreshTools(generation: number): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    try {
+      const tools = await listAllTools(client, this.deps.connectTimeoutMs);
+      if (generation !== this.generation || this.status !== 'up') return;
+      this.tools = tools;
+      this.deps.logger.info({ server: this.name, tools: tools.length }, 'tool server tools changed');
+      this.deps.onToolsChanged(this);
+    } catch (err) {
+      this.deps.logger.warn({ server: this.name, err: describe(err) }, 'tool server tools/list failed after list_changed');
+    }
+  }
+}
+
+async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return tools;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,214 @@
+/**
+ * The tool host: starts every enabled MCP server from config in parallel, aggregates their tools
+ * into one registry, runs calls by public name (with the server's timeout, the caller's signal,
+ * metrics), answers the built-in `list_tools`, and reports each server into /health.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Env, McpServerConfig } from '../config.js';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { LIST_TOOLS_NAME, listToolsInfo, runListTools } from './list-tools-builtin.js';
+import { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy.js';
+import { ServerSupervisor, type ServerStatus } from './server-supervisor.js';
+import { fromMcpFailure, fromToolErrorResult, toolCallCancelled, toolNotFound } from './tool-errors.js';
+import { buildRegistry, buildRegistryLenient, paramNames, type RegisteredTool, type ServerTools } from './tool-registry.js';
+import type { CallToolOptions, ToolInfo, ToolRunner } from './types.js';
+
+export interface ToolHostOptions {
+  /** `config.mcpServers`. */
+  servers: Record<string, McpServerConfig>;
+  /** The gateway's environment: `${VAR}` values, PATH, HOME, NODE_V8_COVERAGE. */
+  env: Env;
+  logger: Logger;
+  metrics?: Pick<Metrics, 'toolCalls' | 'toolDuration'>;
+  policy?: Partial<RestartPolicy>;
+  /** Bound on one server's spawn + initialize + tools/list; default 20 s. */
+  connectTimeoutMs?: number;
+  /** Per step of stopping a child (stdin end, then SIGTERM, then SIGKILL); default 2 s. */
+  closeGraceMs?: number;
+}
+
+/** A configuration the host cannot start with (duplicate tool names, an unusable server entry). */
+export class ToolHostStartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolHostStartError';
+  }
+}
+
+export interface ToolServerHealth {
+  name: string;
+  status: ServerStatus | 'disabled';
+  /** Tools that can run now (0 while the server is not up). */
+  tools: number;
+  restarts: number;
+  error?: string;
+}
+
+export class ToolHost implements ToolRunner {
+  private readonly options: ToolHostOptions;
+  private readonly supervisors = new Map<string, ServerSupervisor>();
+  private readonly disabled: string[] = [];
+  private registry = new Map<string, RegisteredTool>();
+  private available: ToolInfo[] = [];
+  private started = false;
+  private closed = false;
+
+  constructor(options: ToolHostOptions) {
+    this.options = options;
+    const policy = { ...DEFAULT_RESTART_POLICY, ...options.policy };
+    for (const [name, config] of Object.entries(options.servers)) {
+      if (config.disabled) {
+        this.disabled.push(name);
+        continue;
+      }
+      try {
+        this.supervisors.set(
+          name,
+          new ServerSupervisor(name, config, {
+            env: options.env,
+            logger: options.logger,
+            policy,
+            connectTimeoutMs: options.connectTimeoutMs ?? 20_000,
+            closeGraceMs: options.closeGraceMs,
+            onToolsChanged: () => this.rebuild(),
+          }),
+        );
+      } catch (err) {
+        throw new ToolHostStartError((err as Error).message);
+      }
+    }
+    this.rebuild();
+  }
+
+  /**
+   * Start every enabled server in parallel and build the registry. A server that cannot start is
+   * down (and retried); two servers offering one name is a ToolHostStartError naming both (every
+   * child is stopped first).
+   */
+  async start(): Promise<void> {
+    await Promise.all([...this.supervisors.values()].map((supervisor) => supervisor.start()));
+    try {
+      this.registry = buildRegistry(this.serverTools(), [LIST_TOOLS_NAME]);
+    } catch (err) {
+      await this.close();
+      throw new ToolHostStartError((err as Error).message);
+    }
+    this.started = true;
+    this.rebuild();
+    const up = [...this.supervisors.values()].filter((s) => s.status === 'up').length;
+    this.options.logger.info({ servers: this.supervisors.size, up, tools: this.available.length }, 'tool host started');
+  }
+
+  /** Every tool that can run now (its server is up), built-ins first. */
+  listTools(): ToolInfo[] {
+    return this.available;
+  }
+
+  /** Run a tool by public name; resolves with its structured result or throws a GatewayError. */
+  async callTool(name: string, args: Record<string, unknown>, options: CallToolOptions = {}): Promise<unknown> {
+    const started = performance.now();
+    const entry = this.registry.get(name);
+    // Unknown names are one metric label, so a client cannot blow up the label set.
+    const label = entry || name === LIST_TOOLS_NAME ? name : '(unknown)';
+    let outcome = 'ok';
+    try {
+      if (options.signal?.aborted) throw toolCallCancelled(name);
+      if (name === LIST_TOOLS_NAME) return runListTools(args, this.available);
+      if (!entry) throw toolNotFound(name);
+      const supervisor = this.supervisors.get(entry.server);
+      if (!supervisor) throw toolNotFound(name);
+      const result = await supervisor.callTool(name, entry.toolName, args, options.signal);
+      if (result.isError) throw fromToolErrorResult(name, result);
+      return resultValue(result);
+    } catch (err) {
+      const error =
+        err instanceof GatewayError
+          ? err
+          : fromMcpFailure(err, { tool: name, server: entry?.server ?? '', timeoutMs: 0, cancelled: false, retryAfterSeconds: 1 });
+      outcome = error.code;
+      throw error;
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      this.options.metrics?.toolCalls.inc({ tool: label, outcome });
+      this.options.metrics?.toolDuration.observe({ tool: label, outcome }, seconds);
+    }
+  }
+
+  /** For /health: one entry per configured server; degraded when an enabled one is not up. */
+  health(): { fields: { tool_servers: ToolServerHealth[] }; degraded: boolean } {
+    const servers: ToolServerHealth[] = [...this.supervisors.values()].map((s) => ({
+      name: s.name,
+      status: s.status,
+      tools: s.status === 'up' ? s.tools.length : 0,
+      restarts: s.restarts,
+      ...(s.status !== 'up' && s.lastError ? { error: s.lastError } : {}),
+    }));
+    for (const name of this.disabled) servers.push({ name, status: 'disabled', tools: 0, restarts: 0 });
+    return { fields: { tool_servers: servers }, degraded: servers.some((s) => s.status !== 'up' && s.status !== 'disabled') };
+  }
+
+  /** One configured server's supervisor (pid, spawn env, status), for diagnostics and tests. */
+  server(name: string): ServerSupervisor | undefined {
+    return this.supervisors.get(name);
+  }
+
+  /** Stop every server; no child survives. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.supervisors.values()].map((supervisor) => supervisor.close()));
+  }
+
+  private serverTools(): ServerTools[] {
+    return [...this.supervisors.values()].map((s) => ({ server: s.name, prefix: s.prefix, tools: s.tools }));
+  }
+
+  /** Recompute the registry (after start) and the list of tools that can run now. */
+  private rebuild(): void {
+    if (this.closed) return;
+    if (this.started) {
+      this.registry = buildRegistryLenient(this.serverTools(), [LIST_TOOLS_NAME], (clash) =>
+        this.options.logger.error({ tool: clash.tool, servers: clash.servers }, `${clash.message} The second is not routed.`),
+      );
+    }
+    const available: ToolInfo[] = [listToolsInfo()];
+    for (const entry of this.registry.values()) {
+      if (this.supervisors.get(entry.server)?.status !== 'up') continue;
+      const inputSchema = entry.tool.inputSchema as Record<string, unknown>;
+      available.push({
+        name: entry.publicName,
+        description: entry.tool.description ?? '',
+        inputSchema,
+        params: paramNames(inputSchema),
+        server: entry.server,
+      });
+    }
+    this.available = available;
+  }
+}
+
+/** The structured output of a successful call; servers without one give their text (JSON if it parses). */
+function resultValue(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const texts = result.content.filter((block) => block.type === 'text').map((block) => (block as { text: string }).text);
+  if (texts.length === 1 && result.content.length === 1) {
+    try {
+      return JSON.parse(texts[0]);
+    } catch {
+      return { text: texts[0] };
+    }
+  }
+  return { content: result.content };
+}
+
+/**
+ * Build a tool host from config; call `start()` before serving.
+ *
+ * @example
+ *   const tools = createToolHost({ servers: config.mcpServers, env: process.env, logger, metrics })
+ *   await tools.start()
+ */
+export function createToolHost(options: ToolHostOptions): ToolHost {
+  return new ToolHost(options);
+}
