@@ -1,4 +1,4 @@
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import compose from 'koa-compose';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
@@ -10,6 +10,10 @@ import { errorHandler } from './http/error-handler.js';
 import { requireWallet } from './http/wallet.js';
 import { registerModelRoutes } from './http/models.js';
 import { registerHealthRoutes, type HealthContributor } from './http/health.js';
+import { registerMetricsRoutes } from './http/metrics.js';
+import { requestContext } from './http/request-context.js';
+import { corsFor } from './http/cors.js';
+import { perIpRateLimit, perWalletRateLimit } from './http/rate-limit.js';
 
 export interface AppDeps {
   config: Config;
@@ -18,6 +22,11 @@ export interface AppDeps {
   startedAt: number;
   /** Parts that report into /health (store, tool servers, upstreams). */
   health: HealthContributor[];
+  /**
+   * Aborted when shutdown's grace period is over and in-flight requests are being cut off; long
+   * work (upstream calls, tool calls) can tie its own AbortSignal to it. Default: never aborted.
+   */
+  shuttingDown?: AbortSignal;
 }
 
 /**
@@ -31,16 +40,23 @@ export function createApp(deps: AppDeps): Koa {
 
   const primaryModel = config.models[0].id;
 
-  // 1. Errors → OpenAI-shaped bodies (outermost, so every later failure is caught).
+  // 1. Request id, one log line and the HTTP metrics per request (outermost: sees the final status).
+  app.use(requestContext({ logger: deps.logger, metrics: deps.metrics }));
+  // 2. CORS: allowed origins' preflights are answered here, before any limit or auth.
+  const cors = corsFor(config.server.corsOrigins);
+  if (cors) app.use(cors);
+  // 3. Errors → OpenAI-shaped bodies (so every later failure is caught).
   app.use(errorHandler());
-  // 2. Nothing matched (no route set a body): 404 with the OpenAI error shape.
+  // 4. Per-IP request budget, before the wallet check and before reading any body.
+  app.use(perIpRateLimit(config.limits.perIp));
+  // 5. Nothing matched (no route set a body): 404 with the OpenAI error shape.
   app.use(async (ctx, next) => {
     await next();
     if (ctx.status === 404 && ctx.body == null) {
       throw new GatewayError({ status: 404, code: 'not_found', message: `No route for ${ctx.method} ${ctx.path}.` });
     }
   });
-  // 3. JSON bodies with a size limit; parse failures surface as invalid_json / request_too_large.
+  // 6. JSON bodies with a size limit; parse failures surface as invalid_json / request_too_large.
   app.use(
     koaBody({
       json: true,
@@ -55,10 +71,13 @@ export function createApp(deps: AppDeps): Koa {
     }),
   );
 
-  // 4. Routes. Open ones (health) take no guard; every other route takes `gated`.
-  const gated = compose([requireWallet()]);
+  // 7. Routes. Open ones (health, metrics) take no wallet; every other route takes `gated`:
+  //    wallet header → per-wallet request budget.
+  const gatedSteps: Middleware[] = [requireWallet(), perWalletRateLimit(config.limits.perWallet)];
+  const gated = compose(gatedSteps);
   const router = new Router();
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
+  registerMetricsRoutes(router, { registry: deps.metrics.registry, adminToken: config.adminToken });
   registerModelRoutes(router, gated, config.models);
   app.use(router.routes());
   app.use(

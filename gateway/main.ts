@@ -17,18 +17,31 @@ async function main(): Promise<void> {
     throw err;
   }
   const gateway = await startGateway(config, process.env);
+  // pino writes asynchronously: let the last lines reach stdout (in order) before exiting.
+  const exit = (code: number) => gateway.logger.flush(() => process.exit(code));
+  let stopping = false;
   const stop = (signal: string) => {
+    if (stopping) {
+      // A second signal means "now": the operator does not want to wait for the grace period.
+      gateway.logger.warn({ signal }, 'second signal: exiting without waiting');
+      exit(1);
+      return;
+    }
+    stopping = true;
     gateway.logger.info({ signal }, 'shutting down');
     gateway.close().then(
-      () => process.exit(0),
+      () => {
+        gateway.logger.info('shut down cleanly');
+        exit(0);
+      },
       (err) => {
         gateway.logger.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((err) => {

@@ -1,0 +1,59 @@
+import type { Context, Next } from 'koa';
+import { RateLimited } from '../errors.js';
+
+export interface ChatConcurrencyLimits {
+  /** Chat requests one wallet may have running at once. */
+  chatConcurrencyPerWallet: number;
+  /** Chat requests the whole gateway runs at once. */
+  chatConcurrencyTotal: number;
+}
+
+/**
+ * Caps chat requests running at the same time, per wallet and overall: a chat request holds an
+ * upstream model and tool servers for seconds to minutes, so a request budget alone does not
+ * protect them. Over a cap → 429 `rate_limited` with `Retry-After: 1`. A slot is held until the
+ * response has ended (for a streamed answer, until the stream closes). Counters live in the
+ * returned middleware, so each app gets its own.
+ *
+ * @example
+ *   router.post('/v1/chat/completions', gated, chatConcurrency(config.limits), handleChat)
+ */
+export function chatConcurrency(limits: ChatConcurrencyLimits) {
+  const runningPerWallet = new Map<string, number>();
+  let runningTotal = 0;
+
+  return async function capChatConcurrency(ctx: Context, next: Next): Promise<void> {
+    const wallet = (ctx.state.wallet as string | undefined) ?? `ip:${ctx.ip}`;
+    const mine = runningPerWallet.get(wallet) ?? 0;
+    if (mine >= limits.chatConcurrencyPerWallet) {
+      throw new RateLimited(
+        `Too many chat requests running for this wallet (limit ${limits.chatConcurrencyPerWallet}); retry when one finishes.`,
+        1,
+      );
+    }
+    if (runningTotal >= limits.chatConcurrencyTotal) {
+      throw new RateLimited('The gateway is running as many chat requests as it can; retry shortly.', 1);
+    }
+
+    runningPerWallet.set(wallet, mine + 1);
+    runningTotal += 1;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      runningTotal -= 1;
+      const left = (runningPerWallet.get(wallet) ?? 1) - 1;
+      if (left === 0) runningPerWallet.delete(wallet);
+      else runningPerWallet.set(wallet, left);
+    };
+
+    try {
+      await next();
+    } finally {
+      // A streamed answer keeps running after the handler returns: hold the slot until it ends.
+      const streaming = typeof (ctx.body as { pipe?: unknown } | null)?.pipe === 'function';
+      if (streaming && !ctx.res.writableEnded && !ctx.res.destroyed) ctx.res.once('close', release);
+      else release();
+    }
+  };
+}

@@ -1,0 +1,17 @@
+import type Router from '@koa/router';
+import type { Registry } from 'prom-client';
+import { requireAdmin } from './admin-auth.js';
+
+/**
+ * `GET /metrics`: Prometheus text exposition of the gateway's registry. No wallet header; when
+ * `ADMIN_TOKEN` is set it requires `Authorization: Bearer <ADMIN_TOKEN>`.
+ *
+ * @example
+ *   registerMetricsRoutes(router, { registry: metrics.registry, adminToken: config.adminToken })
+ */
+export function registerMetricsRoutes(router: Router, options: { registry: Registry; adminToken: string | undefined }): void {
+  router.get('/metrics', requireAdmin(options.adminToken, 'open'), async (ctx) => {
+    ctx.type = options.registry.contentType;
+    ctx.body = await options.registry.metrics();
+  });
+}

@@ -1,0 +1,80 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { GatewayError } from '../errors.js';
+import { requestIdFrom } from './request-id.js';
+
+/** What the request log line and the metrics say about a route nobody declared (404 scans). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/**
+ * The route *template* that served a request (`/v1/models`, `/v1/keys/:id`), never the raw path,
+ * so label sets stay bounded whatever paths clients send.
+ */
+export function routeTemplateOf(ctx: Context): string {
+  const matched = (ctx as Context & { _matchedRoute?: string | RegExp })._matchedRoute;
+  return matched === undefined ? UNMATCHED_ROUTE : String(matched);
+}
+
+/**
+ * Outermost middleware: gives each request its id (`ctx.state.requestId`, echoed in
+ * `x-request-id`), then writes one JSON log line and the HTTP metrics once the response is done.
+ * A 5xx's internal detail (stored by the error handler in `ctx.state.error`) goes only here.
+ *
+ * @example
+ *   app.use(requestContext({ logger, metrics }))
+ */
+export function requestContext(deps: { logger: Logger; metrics: Metrics }) {
+  const { logger, metrics } = deps;
+  return async function trackRequest(ctx: Context, next: Next): Promise<void> {
+    const startedAt = process.hrtime.bigint();
+    const requestId = requestIdFrom(ctx.get('x-request-id') || undefined);
+    ctx.state.requestId = requestId;
+    ctx.set('x-request-id', requestId);
+
+    try {
+      await next();
+    } finally {
+      recordWhenDone();
+    }
+
+    function recordWhenDone(): void {
+      // A streamed body (SSE) is still being written when the middleware chain returns: record
+      // when the response really ends, so duration and status cover the whole stream.
+      if (isStream(ctx.body) && !ctx.res.writableEnded) ctx.res.once('close', record);
+      else record();
+    }
+
+    function record(): void {
+      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+      const route = routeTemplateOf(ctx);
+      const status = ctx.status;
+      const labels = { method: ctx.method, route, status: String(status) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, seconds);
+      logger[status >= 500 ? 'error' : 'info'](
+        {
+          reqId: requestId,
+          method: ctx.method,
+          route,
+          path: ctx.path,
+          status,
+          ms: Math.round(seconds * 10_000) / 10,
+          wallet: (ctx.state.wallet as string | undefined) ?? null,
+          ...errorFields(ctx.state.error as GatewayError | undefined, status),
+        },
+        'request',
+      );
+    }
+  };
+}
+
+function errorFields(error: GatewayError | undefined, status: number): Record<string, unknown> {
+  if (!error) return {};
+  if (status >= 500) return { err: { code: error.code, message: error.message, details: error.details } };
+  return { code: error.code };
+}
+
+function isStream(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && typeof (body as { pipe?: unknown }).pipe === 'function';
+}
