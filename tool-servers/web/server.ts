@@ -1,12 +1,72 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { createServer, type Logger } from '../kit/index.js';
+import { parseWebConfig, type MusicProviderName, type SearchProviderName, type TweetProviderName } from './config.js';
+import type { ProviderHttp } from './provider-http.js';
+import { createWebSearchTool } from './web-search.js';
+import { createWebExtractTool } from './web-extract.js';
+import { createReadTweetTool } from './read-tweet.js';
+import { createFindMusicTool } from './find-music.js';
+import { createBraveSearch } from './search/brave.js';
+import { createTavilySearch } from './search/tavily.js';
+import { createSearxngSearch } from './search/searxng.js';
+import { createDuckDuckGoSearch } from './search/duckduckgo.js';
+import { createFxTwitter } from './tweets/fxtwitter.js';
+import { createSyndication } from './tweets/syndication.js';
+import { createXApi } from './tweets/x-api.js';
+import { createItunes } from './music/itunes.js';
+import { createDeezer } from './music/deezer.js';
+import { createMusicBrainz } from './music/musicbrainz.js';
+import type { SearchBackend } from './search/types.js';
+import type { TweetBackend } from './tweets/types.js';
+import type { MusicBackend } from './music/types.js';
+import type { LookupFn } from './extract/ssrf-guard.js';
+import type { ConnectFn } from './extract/guarded-fetch.js';
 
 export interface WebServerOptions {
   env: Record<string, string | undefined>;
   logger?: Logger;
+  /** Test seams for web_extract: DNS resolution and socket opening. */
+  lookup?: LookupFn;
+  connect?: ConnectFn;
 }
 
-/** The `web` tool server. Its tools arrive with the web issue. */
+/**
+ * The `web` tool server: web_search, web_extract, read_tweet and find_music, each falling back
+ * across the providers its env names, in that order. Throws on a bad env value, naming it.
+ *
+ * @example
+ *   const server = createWebServer({ env: { BRAVE_API_KEY: 'k' }, logger })
+ */
 export function createWebServer(options: WebServerOptions): Server {
-  return createServer({ name: 'switchyard-web', version: '0.1.0', tools: [], logger: options.logger });
+  const config = parseWebConfig(options.env);
+  const http: ProviderHttp = { timeoutMs: config.providerTimeoutMs, maxBytes: config.providerMaxBytes };
+
+  const searchBackends: Record<SearchProviderName, () => SearchBackend> = {
+    brave: () => createBraveSearch({ baseUrl: config.search.braveBaseUrl, apiKey: config.search.braveApiKey, http }),
+    tavily: () => createTavilySearch({ baseUrl: config.search.tavilyBaseUrl, apiKey: config.search.tavilyApiKey, http }),
+    searxng: () => createSearxngSearch({ baseUrl: config.search.searxngBaseUrl, http }),
+    duckduckgo: () => createDuckDuckGoSearch({ baseUrl: config.search.duckduckgoBaseUrl, http }),
+  };
+  const tweetBackends: Record<TweetProviderName, () => TweetBackend> = {
+    fxtwitter: () => createFxTwitter({ baseUrl: config.tweets.fxtwitterBaseUrl, http }),
+    syndication: () => createSyndication({ baseUrl: config.tweets.syndicationBaseUrl, http }),
+    x: () => createXApi({ baseUrl: config.tweets.xApiBaseUrl, bearerToken: config.tweets.xBearerToken, http }),
+  };
+  const musicBackends: Record<MusicProviderName, () => MusicBackend> = {
+    itunes: () => createItunes({ baseUrl: config.music.itunesBaseUrl, http }),
+    deezer: () => createDeezer({ baseUrl: config.music.deezerBaseUrl, http }),
+    musicbrainz: () => createMusicBrainz({ baseUrl: config.music.musicbrainzBaseUrl, userAgent: config.music.musicbrainzUserAgent, http }),
+  };
+
+  return createServer({
+    name: 'switchyard-web',
+    version: '0.1.0',
+    logger: options.logger,
+    tools: [
+      createWebSearchTool(config.search.order.map((name) => searchBackends[name]()), options.logger),
+      createWebExtractTool({ ...config.extract, lookup: options.lookup, connect: options.connect }),
+      createReadTweetTool(config.tweets.order.map((name) => tweetBackends[name]()), options.logger),
+      createFindMusicTool(config.music.order.map((name) => musicBackends[name]()), options.logger),
+    ],
+  });
 }

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+
+/**
+ * Everything the `web` server reads from its environment, parsed once by createWebServer.
+ * Base URLs exist so tests and operators can point a provider at a fixture or a mirror;
+ * provider order is config, so an operator can put a paid provider first or drop one.
+ */
+export const SEARCH_PROVIDERS = ['brave', 'tavily', 'searxng', 'duckduckgo'] as const;
+export const TWEET_PROVIDERS = ['fxtwitter', 'syndication', 'x'] as const;
+export const MUSIC_PROVIDERS = ['itunes', 'deezer', 'musicbrainz'] as const;
+
+export type SearchProviderName = (typeof SEARCH_PROVIDERS)[number];
+export type TweetProviderName = (typeof TWEET_PROVIDERS)[number];
+export type MusicProviderName = (typeof MUSIC_PROVIDERS)[number];
+
+export interface WebConfig {
+  search: { order: SearchProviderName[]; braveBaseUrl: string; braveApiKey?: string; tavilyBaseUrl: string; tavilyApiKey?: string; searxngBaseUrl?: string; duckduckgoBaseUrl: string };
+  tweets: { order: TweetProviderName[]; fxtwitterBaseUrl: string; syndicationBaseUrl: string; xApiBaseUrl: string; xBearerToken?: string };
+  music: { order: MusicProviderName[]; itunesBaseUrl: string; deezerBaseUrl: string; musicbrainzBaseUrl: string; musicbrainzUserAgent: string };
+  extract: { allow: string[]; maxBytes: number; timeoutMs: number };
+  /** Timeout of one provider request. */
+  providerTimeoutMs: number;
+  /** Response size cap of one provider request. */
+  providerMaxBytes: number;
+}
+
+const baseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ''));
+const positiveInt = z.coerce.number().int().positive();
+
+/** Parse a comma list of provider names, keeping the operator's order. */
+function providerList<T extends string>(names: readonly T[]) {
+  return z
+    .string()
+    .transform((text) => text.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.enum(names as unknown as [T, ...T[]])).min(1));
+}
+
+const envSchema = z.object({
+  WEB_SEARCH_PROVIDERS: providerList(SEARCH_PROVIDERS).optional(),
+  TWEET_PROVIDERS: providerList(TWEET_PROVIDERS).optional(),
+  MUSIC_PROVIDERS: providerList(MUSIC_PROVIDERS).optional(),
+  BRAVE_BASE_URL: baseUrl.default('https://api.search.brave.com'),
+  BRAVE_API_KEY: z.string().optional(),
+  TAVILY_BASE_URL: baseUrl.default('https://api.tavily.com'),
+  TAVILY_API_KEY: z.string().optional(),
+  // No public default: SearXNG is an operator's own instance, skipped until one is configured.
+  SEARXNG_BASE_URL: baseUrl.optional(),
+  DUCKDUCKGO_BASE_URL: baseUrl.default('https://html.duckduckgo.com'),
+  FXTWITTER_BASE_URL: baseUrl.default('https://api.fxtwitter.com'),
+  SYNDICATION_BASE_URL: baseUrl.default('https://cdn.syndication.twimg.com'),
+  X_API_BASE_URL: baseUrl.default('https://api.x.com'),
+  X_BEARER_TOKEN: z.string().optional(),
+  ITUNES_BASE_URL: baseUrl.default('https://itunes.apple.com'),
+  DEEZER_BASE_URL: baseUrl.default('https://api.deezer.com'),
+  MUSICBRAINZ_BASE_URL: baseUrl.default('https://musicbrainz.org'),
+  // MusicBrainz asks every client to identify itself with a way to reach its operator.
+  MUSICBRAINZ_USER_AGENT: z.string().default('Switchyard/0.1.0 ( https://github.com/switchyard-gateway/switchyard )'),
+  WEB_EXTRACT_ALLOW: z
+    .string()
+    .transform((text) => text.split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/, 'entries must be host:port')))
+    .default([]),
+  WEB_EXTRACT_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
+  WEB_EXTRACT_TIMEOUT_MS: positiveInt.default(15_000),
+  WEB_PROVIDER_TIMEOUT_MS: positiveInt.default(8_000),
+  WEB_PROVIDER_MAX_BYTES: positiveInt.default(2 * 1024 * 1024),
+});
+
+/**
+ * Read the web server's settings from `env`; a bad value throws naming the variable.
+ *
+ * @example
+ *   const config = parseWebConfig({ BRAVE_API_KEY: 'k', WEB_SEARCH_PROVIDERS: 'brave,duckduckgo' })
+ */
+export function parseWebConfig(env: Record<string, string | undefined>): WebConfig {
+  // An empty variable means "unset" (the tool host may forward `${VAR}` of an unset variable as "").
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`web server: invalid ${issue.path.join('.')}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  return {
+    search: {
+      order: e.WEB_SEARCH_PROVIDERS ?? [...SEARCH_PROVIDERS],
+      braveBaseUrl: e.BRAVE_BASE_URL,
+      braveApiKey: e.BRAVE_API_KEY,
+      tavilyBaseUrl: e.TAVILY_BASE_URL,
+      tavilyApiKey: e.TAVILY_API_KEY,
+      searxngBaseUrl: e.SEARXNG_BASE_URL,
+      duckduckgoBaseUrl: e.DUCKDUCKGO_BASE_URL,
+    },
+    tweets: {
+      order: e.TWEET_PROVIDERS ?? [...TWEET_PROVIDERS],
+      fxtwitterBaseUrl: e.FXTWITTER_BASE_URL,
+      syndicationBaseUrl: e.SYNDICATION_BASE_URL,
+      xApiBaseUrl: e.X_API_BASE_URL,
+      xBearerToken: e.X_BEARER_TOKEN,
+    },
+    music: {
+      order: e.MUSIC_PROVIDERS ?? [...MUSIC_PROVIDERS],
+      itunesBaseUrl: e.ITUNES_BASE_URL,
+      deezerBaseUrl: e.DEEZER_BASE_URL,
+      musicbrainzBaseUrl: e.MUSICBRAINZ_BASE_URL,
+      musicbrainzUserAgent: e.MUSICBRAINZ_USER_AGENT,
+    },
+    extract: { allow: e.WEB_EXTRACT_ALLOW, maxBytes: e.WEB_EXTRACT_MAX_BYTES, timeoutMs: e.WEB_EXTRACT_TIMEOUT_MS },
+    providerTimeoutMs: e.WEB_PROVIDER_TIMEOUT_MS,
+    providerMaxBytes: e.WEB_PROVIDER_MAX_BYTES,
+  };
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { defineTool, firstAvailable, type Logger } from '../kit/index.js';
+import { searchHitSchema, type SearchBackend, type SearchHit } from './search/types.js';
+
+export const webSearchInput = z.object({
+  query: z.string().trim().min(1).max(400).describe('What to search the web for'),
+  count: z.number().int().min(1).max(20).default(5).describe('How many results to return (1-20)'),
+});
+
+export const webSearchOutput = z.object({
+  query: z.string(),
+  provider: z.string().describe('The search provider that answered'),
+  results: z.array(searchHitSchema),
+});
+
+/**
+ * `web_search`: ask the configured providers in order; errors, timeouts, 429s and empty result
+ * lists fall through to the next one.
+ *
+ * @example
+ *   createWebSearchTool([brave, tavily, duckduckgo]) // → a ToolDefinition for createServer
+ */
+export function createWebSearchTool(backends: SearchBackend[], logger?: Logger) {
+  return defineTool({
+    name: 'web_search',
+    description: 'Search the web. Returns titles, URLs and snippets of the top results and names the provider that answered.',
+    input: webSearchInput,
+    output: webSearchOutput,
+    async run({ query, count }, { signal }) {
+      const { provider, value, failures } = await firstAvailable<SearchHit[]>(
+        backends.map((backend) => ({
+          name: backend.name,
+          available: backend.available,
+          unavailableReason: backend.unavailableReason,
+          run: (providerSignal) => backend.search({ query, count, signal: providerSignal }),
+        })),
+        { signal, isEmpty: (hits) => hits.length === 0 },
+      );
+      if (failures.length > 0) logger?.info({ tool: 'web_search', provider, failures }, 'fell back');
+      return { query, provider, results: value.slice(0, count) };
+    },
+  });
+}
