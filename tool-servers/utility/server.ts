@@ -1,12 +1,61 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { createServer, type Logger } from '../kit/index.js';
+import { readUtilitySettings, type PriceProviderName, type UtilitySettings } from './settings.js';
+import { createPriceLookup } from './prices/price-lookup.js';
+import { createCoinGeckoSource } from './prices/coingecko.js';
+import { createDefiLlamaSource } from './prices/defillama.js';
+import { createBinanceSource } from './prices/binance.js';
+import { createCoinCapSource } from './prices/coincap.js';
+import type { PriceSource } from './prices/types.js';
+import { createGetCryptoPriceTool } from './tools/get-crypto-price.js';
+import { createGetWeatherTool } from './tools/get-weather.js';
+import { createGetTimeTool } from './tools/get-time.js';
 
 export interface UtilityServerOptions {
   env: Record<string, string | undefined>;
   logger?: Logger;
+  /** The clock (ms since epoch) for get_time and the price cache; tests pass a fixed one. */
+  now?: () => number;
 }
 
-/** The `utility` tool server. Its tools arrive with the utility issue. */
+/**
+ * The `utility` tool server: get_crypto_price, get_weather, get_time. Reads its provider base
+ * URLs, key and provider order from `env` (see settings.ts); throws on a bad value.
+ *
+ * @example
+ *   const server = createUtilityServer({ env: { COINGECKO_BASE_URL: 'http://127.0.0.1:4010' } })
+ *   await server.connect(transport)
+ */
 export function createUtilityServer(options: UtilityServerOptions): Server {
-  return createServer({ name: 'switchyard-utility', version: '0.1.0', tools: [], logger: options.logger });
+  const settings = readUtilitySettings(options.env);
+  const now = options.now ?? Date.now;
+  const prices = createPriceLookup({
+    sources: settings.priceProviders.map((name) => createPriceSource(name, settings)),
+    cacheTtlMs: settings.priceCacheTtlMs,
+    now,
+  });
+  return createServer({
+    name: 'switchyard-utility',
+    version: '0.1.0',
+    logger: options.logger,
+    tools: [
+      createGetCryptoPriceTool({ prices }),
+      createGetWeatherTool({ forecastBaseUrl: settings.openMeteoBaseUrl, geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl, timeoutMs: settings.timeoutMs }),
+      createGetTimeTool({ geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl, timeoutMs: settings.timeoutMs, now }),
+    ],
+  });
+}
+
+function createPriceSource(name: PriceProviderName, settings: UtilitySettings): PriceSource {
+  const timeoutMs = settings.timeoutMs;
+  switch (name) {
+    case 'coingecko':
+      return createCoinGeckoSource({ baseUrl: settings.coingeckoBaseUrl, apiKey: settings.coingeckoApiKey, timeoutMs });
+    case 'defillama':
+      return createDefiLlamaSource({ baseUrl: settings.defillamaBaseUrl, timeoutMs });
+    case 'binance':
+      return createBinanceSource({ baseUrl: settings.binanceBaseUrl, timeoutMs });
+    case 'coincap':
+      return createCoinCapSource({ baseUrl: settings.coincapBaseUrl, timeoutMs });
+  }
 }
