@@ -14,6 +14,11 @@ import { registerMetricsRoutes } from './http/metrics.js';
 import { requestContext } from './http/request-context.js';
 import { corsFor } from './http/cors.js';
 import { perIpRateLimit, perWalletRateLimit } from './http/rate-limit.js';
+import type { Accounts } from './accounts/accounts.js';
+import { authenticate } from './http/auth.js';
+import { registerKeyRoutes } from './http/keys.js';
+import { registerCreditRoutes } from './http/credits.js';
+import { registerAdminRoutes } from './http/admin.js';
 
 export interface AppDeps {
   config: Config;
@@ -27,6 +32,8 @@ export interface AppDeps {
    * work (upstream calls, tool calls) can tie its own AbortSignal to it. Default: never aborted.
    */
   shuttingDown?: AbortSignal;
+  /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store). */
+  accounts: Accounts;
 }
 
 /**
@@ -72,13 +79,23 @@ export function createApp(deps: AppDeps): Koa {
   );
 
   // 7. Routes. Open ones (health, metrics) take no wallet; every other route takes `gated`:
-  //    wallet header → per-wallet request budget.
-  const gatedSteps: Middleware[] = [requireWallet(), perWalletRateLimit(config.limits.perWallet)];
+  //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request budget.
+  const auth = (keyRequired: 'always' | 'unless-free') =>
+    authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
+  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), perWalletRateLimit(config.limits.perWallet)];
   const gated = compose(gatedSteps);
   const router = new Router();
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
   registerMetricsRoutes(router, { registry: deps.metrics.registry, adminToken: config.adminToken });
   registerModelRoutes(router, gated, config.models);
+  // Key routes have their own guards: minting a key cannot need a key.
+  const walletOnlySteps: Middleware[] = [requireWallet(), perWalletRateLimit(config.limits.perWallet)];
+  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), perWalletRateLimit(config.limits.perWallet)];
+  const walletOnly = compose(walletOnlySteps);
+  const keyOfWallet = compose(keyOfWalletSteps);
+  registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });
+  registerCreditRoutes(router, gated, deps.accounts.ledger);
+  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger });
   app.use(router.routes());
   app.use(
     router.allowedMethods({

@@ -5,6 +5,9 @@ import { createApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { gracefulShutdown, type Closer } from './shutdown.js';
+import { openAccounts } from './accounts/accounts.js';
+import type { KeyvLedger } from './accounts/ledger.js';
+import type { ApiKeys } from './accounts/api-keys.js';
 
 export interface RunningGateway {
   config: Config;
@@ -12,6 +15,10 @@ export interface RunningGateway {
   /** Base URL the gateway listens on, e.g. http://127.0.0.1:8080 */
   url: string;
   logger: Logger;
+  /** The credit ledger, for chat/tool charging and tests. */
+  ledger: KeyvLedger;
+  /** API keys (tests mint keys here without a SIWE round trip). */
+  apiKeys: ApiKeys;
   /** Aborted when shutdown's grace period is over and in-flight work is being cut off. */
   shuttingDown: AbortSignal;
   /** Run `closer` at shutdown, after HTTP traffic is drained (last registered runs first). */
@@ -37,7 +44,16 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const server = createServer();
   // Shutdown first: it must see each request before the app does (see gracefulShutdown).
   const shutdown = gracefulShutdown(server, { graceMs: config.server.shutdownGraceMs, logger });
-  const app = createApp({ config, logger, metrics, startedAt, health: [], shuttingDown: shutdown.shuttingDown });
+  // The DATA_DIR lock is taken first: a second gateway on the same store refuses before it
+  // spawns anything. Registered first, the store closes last.
+  const accounts = await openAccounts({
+    dataDir: config.dataDir,
+    publicUrl: config.server.publicUrl,
+    settings: config.accounts,
+    onSweepError: (err) => logger.error({ err }, 'reservation sweep failed'),
+  });
+  shutdown.onClose(() => accounts.close());
+  const app = createApp({ config, logger, metrics, startedAt, health: [], shuttingDown: shutdown.shuttingDown, accounts });
   server.on('request', app.callback());
   try {
     await new Promise<void>((resolve, reject) => {
@@ -58,6 +74,8 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     server,
     url,
     logger,
+    ledger: accounts.ledger,
+    apiKeys: accounts.apiKeys,
     shuttingDown: shutdown.shuttingDown,
     onClose: shutdown.onClose,
     close: shutdown.close,

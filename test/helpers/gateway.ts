@@ -20,10 +20,15 @@ export interface TestGateway extends RunningGateway {
   stop(): Promise<void>;
 }
 
-/** A config that starts quickly: no tool servers, upstreams on an unused port. */
+/**
+ * A config that starts quickly: no tool servers, upstreams on an unused port. Free mode is on, so
+ * tests that are not about keys need only the wallet header; tests of auth or charging set
+ * `json.freeMode = false` and use `apiKeyFor`/`authHeaders`.
+ */
 export function baseConfigJson(): Record<string, unknown> {
   return {
     server: { port: 0, host: '127.0.0.1' },
+    freeMode: true,
     logLevel: 'info',
     models: [
       { id: 'svc-32b-conductor', alias: 'conductor', upstream: { baseUrl: 'http://127.0.0.1:9/v1', model: 'qwen3:32b' } },
@@ -62,4 +67,15 @@ export async function startTestGateway(
 /** Headers every wallet-gated request needs. */
 export function walletHeaders(wallet = WALLET, extra: Record<string, string> = {}): Record<string, string> {
   return { 'x-wallet-address': wallet, 'content-type': 'application/json', ...extra };
+}
+
+/** A verified API key for `wallet`, minted straight in the gateway's store (no SIWE round trip). */
+export async function apiKeyFor(gateway: RunningGateway, wallet = WALLET, name = 'test'): Promise<string> {
+  const { key } = await gateway.apiKeys.create({ address: wallet, name, verified: true });
+  return key;
+}
+
+/** walletHeaders plus `Authorization: Bearer <key>`. */
+export function authHeaders(key: string, wallet = WALLET, extra: Record<string, string> = {}): Record<string, string> {
+  return walletHeaders(wallet, { authorization: `Bearer ${key}`, ...extra });
 }

@@ -1,0 +1,66 @@
+/**
+ * Operator routes, behind `requireAdmin(ADMIN_TOKEN, 'disabled')`:
+ * `POST /admin/credits/grant {address, amount}` with an `Idempotency-Key` header (a repeat
+ * returns the first result and grants nothing) and `GET /admin/credits/:address`.
+ *
+ * @example
+ *   curl -X POST $URL/admin/credits/grant -H "Authorization: Bearer $ADMIN_TOKEN" \
+ *     -H "Idempotency-Key: $(uuidgen)" -H 'content-type: application/json' \
+ *     -d '{"address":"0x…","amount":100}'
+ */
+import type Router from '@koa/router';
+import { z } from 'zod';
+import { InvalidRequest } from '../errors.js';
+import type { Ledger } from '../accounts/types.js';
+import { requireAdmin } from './admin-auth.js';
+import { parseWalletAddress } from './wallet.js';
+
+/** The largest single grant: keeps every total a safe integer for a very long time. */
+export const MAX_GRANT = 1_000_000_000_000;
+
+const grantSchema = z
+  .object({
+    address: z.string(),
+    amount: z.number().int('must be a whole number').positive('must be positive').max(MAX_GRANT, `at most ${MAX_GRANT}`),
+  })
+  .strict();
+
+function walletParam(value: string, param: string): string {
+  const wallet = parseWalletAddress(value);
+  if (!wallet) {
+    throw new InvalidRequest(
+      `${param} must be 0x followed by 40 hex characters; mixed case must be a valid EIP-55 checksum.`,
+      param,
+      'invalid_wallet_address',
+    );
+  }
+  return wallet;
+}
+
+export function registerAdminRoutes(router: Router, deps: { adminToken: string | undefined; ledger: Ledger }): void {
+  const admin = requireAdmin(deps.adminToken, 'disabled');
+
+  router.post('/admin/credits/grant', admin, async (ctx) => {
+    const parsed = grantSchema.safeParse(ctx.request.body ?? {});
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const param = issue.path.length ? issue.path.map(String).join('.') : null;
+      throw new InvalidRequest(param ? `${param}: ${issue.message}` : `Request body: ${issue.message}`, param);
+    }
+    const wallet = walletParam(parsed.data.address, 'address');
+    const idempotencyKey = ctx.get('idempotency-key').trim();
+    if (!idempotencyKey || idempotencyKey.length > 255) {
+      throw new InvalidRequest(
+        'An Idempotency-Key header (1 to 255 characters) is required, so a retried grant is never applied twice.',
+        'Idempotency-Key',
+        'missing_idempotency_key',
+      );
+    }
+    const balance = await deps.ledger.grant(wallet, parsed.data.amount, idempotencyKey);
+    ctx.body = { ...balance, granted: parsed.data.amount };
+  });
+
+  router.get('/admin/credits/:address', admin, async (ctx) => {
+    ctx.body = await deps.ledger.balance(walletParam(ctx.params.address, 'address'));
+  });
+}

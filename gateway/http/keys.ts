@@ -1,0 +1,79 @@
+/**
+ * Key routes: `GET /auth/nonce` (a SIWE nonce), `POST /auth/api-keys` (mint a key: with a SIWE
+ * proof, or the wallet header alone in free mode), `GET /auth/api-keys` (the caller's keys) and
+ * `DELETE /auth/api-keys/:id` (revoke).
+ *
+ * @example
+ *   registerKeyRoutes(router, { accounts, freeMode: config.freeMode, walletOnly: requireWallet(), keyOfWallet })
+ */
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { z } from 'zod';
+import { InvalidRequest, NotFound, Unauthorized } from '../errors.js';
+import type { Accounts } from '../accounts/accounts.js';
+
+const createKeySchema = z
+  .object({
+    name: z.string().trim().min(1, 'must not be empty').max(64, 'at most 64 characters').default('default'),
+    message: z.string().min(1).max(4_096).optional(),
+    signature: z.string().min(1).max(4_096).optional(),
+  })
+  .strict();
+
+export const KEY_SHOWN_ONCE = 'Store this key now: it is shown only once and cannot be retrieved later.';
+
+export function registerKeyRoutes(
+  router: Router,
+  deps: {
+    accounts: Pick<Accounts, 'apiKeys' | 'siwe'>;
+    freeMode: boolean;
+    /** The wallet header check. */
+    walletOnly: Middleware;
+    /** The wallet header plus a key of that wallet (in every mode). */
+    keyOfWallet: Middleware;
+  },
+): void {
+  const { apiKeys, siwe } = deps.accounts;
+
+  router.get('/auth/nonce', deps.walletOnly, async (ctx) => {
+    ctx.body = await siwe.issueNonce(ctx.state.wallet as string);
+  });
+
+  router.post('/auth/api-keys', deps.walletOnly, async (ctx) => {
+    const wallet = ctx.state.wallet as string;
+    const parsed = createKeySchema.safeParse(ctx.request.body ?? {});
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const param = issue.path.length ? issue.path.map(String).join('.') : null;
+      throw new InvalidRequest(param ? `${param}: ${issue.message}` : `Request body: ${issue.message}`, param);
+    }
+    const { name, message, signature } = parsed.data;
+    const proofSent = message !== undefined || signature !== undefined;
+    if (proofSent && (message === undefined || signature === undefined)) {
+      throw new InvalidRequest('A SIWE proof needs both message and signature.', message === undefined ? 'message' : 'signature');
+    }
+    if (!proofSent && !deps.freeMode) {
+      throw new Unauthorized(
+        'siwe_proof_required',
+        'Creating a key needs a wallet-ownership proof: sign a SIWE message with a nonce from GET /auth/nonce and send {message, signature}.',
+      );
+    }
+    // In free mode a proof is optional, but one that is sent is still checked: a verified key
+    // keeps working when free mode is switched off.
+    if (proofSent) await siwe.verify(wallet, { message: message as string, signature: signature as string });
+    const { key, record } = await apiKeys.create({ address: wallet, name, verified: proofSent });
+    ctx.body = { key, id: record.id, name: record.name, address: record.address, verified: record.verified, message: KEY_SHOWN_ONCE };
+  });
+
+  router.get('/auth/api-keys', deps.keyOfWallet, async (ctx) => {
+    ctx.body = { object: 'list', data: await apiKeys.list(ctx.state.wallet as string) };
+  });
+
+  router.delete('/auth/api-keys/:id', deps.keyOfWallet, async (ctx) => {
+    const id = ctx.params.id;
+    if (!(await apiKeys.revoke(ctx.state.wallet as string, id))) {
+      throw new NotFound(`This wallet has no API key "${id}".`, 'api_key_not_found', 'id');
+    }
+    ctx.body = { id, revoked: true };
+  });
+}
