@@ -106,6 +106,11 @@ export class ToolHost implements ToolRunner {
     return this.available;
   }
 
+  /** Whether a configured server (even one down now) or a built-in offers `name`. */
+  hasTool(name: string): boolean {
+    return name === LIST_TOOLS_NAME || this.registry.has(name);
+  }
+
   /** Run a tool by public name; resolves with its structured result or throws a GatewayError. */
   async callTool(name: string, args: Record<string, unknown>, options: CallToolOptions = {}): Promise<unknown> {
     const started = performance.now();

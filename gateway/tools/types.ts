@@ -30,4 +30,6 @@ export interface CallToolOptions {
 export interface ToolRunner {
   listTools(): ToolInfo[];
   callTool(name: string, args: Record<string, unknown>, options?: CallToolOptions): Promise<unknown>;
+  /** Whether some configured server (or a built-in) offers `name`, even if its server is down now. */
+  hasTool?(name: string): boolean;
 }

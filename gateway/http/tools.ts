@@ -1,0 +1,103 @@
+/**
+ * `GET /v1/tools` (the tools that can run now) and `POST /v1/tools/execute` (run one directly).
+ * Every execute failure carries `ok: false` and `tool` beside the OpenAI error object.
+ */
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { z } from 'zod';
+import type { Ledger, Reservation } from '../accounts/types.js';
+import { GatewayError, InvalidRequest } from '../errors.js';
+import type { ToolRunner } from '../tools/types.js';
+
+export interface ToolRoutesOptions {
+  tools: ToolRunner;
+  /** Credits: a successful run costs 1 (reserved before, settled after, released on failure). Absent = free. */
+  billing?: { ledger: Ledger };
+  /** Aborted when shutdown cuts in-flight work off. */
+  shuttingDown?: AbortSignal;
+}
+
+/** A direct tool execution costs the minimum. */
+export const TOOL_EXECUTION_CREDITS = 1;
+
+const executeBody = z.object({
+  tool: z.string().min(1).max(200),
+  args: z.unknown().optional(),
+});
+
+/**
+ * Register the tool routes behind `guard` (wallet header, auth).
+ *
+ * @example
+ *   registerToolRoutes(router, gated, { tools: toolHost, billing: config.freeMode ? undefined : { ledger } })
+ */
+export function registerToolRoutes(router: Router, guard: Middleware, options: ToolRoutesOptions): void {
+  const { tools } = options;
+
+  router.get('/v1/tools', guard, (ctx) => {
+    ctx.body = {
+      tools: tools.listTools().map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        params: tool.params,
+        server: tool.server,
+        input_schema: tool.inputSchema,
+      })),
+    };
+  });
+
+  router.post('/v1/tools/execute', guard, async (ctx) => {
+    let toolName: string | null = null;
+    ctx.state.errorBody = (err: GatewayError) => ({ ok: false, tool: toolName, ...err.toBody() });
+
+    const body: unknown = ctx.request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new InvalidRequest('The body must be a JSON object: {"tool": "...", "args": {...}}.');
+    }
+    const rawTool = (body as { tool?: unknown }).tool;
+    if (typeof rawTool === 'string') toolName = rawTool;
+    const parsed = executeBody.safeParse(body);
+    if (!parsed.success) throw new InvalidRequest('tool must be a tool name (a non-empty string).', 'tool');
+    const rawArgs = parsed.data.args ?? {};
+    if (typeof rawArgs !== 'object' || rawArgs === null || Array.isArray(rawArgs)) {
+      throw new GatewayError({ status: 400, code: 'invalid_tool_arguments', message: 'args must be a JSON object.', param: 'args' });
+    }
+    const args = rawArgs as Record<string, unknown>;
+    const name = parsed.data.tool;
+    if (tools.hasTool && !tools.hasTool(name)) {
+      throw new GatewayError({ status: 404, code: 'tool_not_found', message: `Unknown tool "${name}".`, param: 'tool' });
+    }
+
+    const signal = callSignal(ctx, options.shuttingDown);
+    const reservation = options.billing
+      ? await options.billing.ledger.reserve(ctx.state.wallet as string, TOOL_EXECUTION_CREDITS)
+      : undefined;
+    let result: unknown;
+    try {
+      result = await tools.callTool(name, args, { signal });
+    } catch (err) {
+      if (reservation) await releaseQuietly(options.billing!.ledger, reservation);
+      throw err;
+    }
+    if (reservation) await options.billing!.ledger.settle(reservation, TOOL_EXECUTION_CREDITS);
+    ctx.body = { ok: true, tool: name, result };
+  });
+}
+
+/** Aborted when the client goes away before the answer is written, or shutdown cuts work off. */
+function callSignal(ctx: Context, shuttingDown: AbortSignal | undefined): AbortSignal {
+  const disconnect = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) disconnect.abort(new Error('client disconnected'));
+  });
+  return shuttingDown ? AbortSignal.any([disconnect.signal, shuttingDown]) : disconnect.signal;
+}
+
+/** A release that fails must not hide the tool's own error; the reservation's TTL frees it anyway. */
+async function releaseQuietly(ledger: Ledger, reservation: Reservation): Promise<void> {
+  try {
+    await ledger.release(reservation);
+  } catch {
+    // the TTL returns the credits
+  }
+}
