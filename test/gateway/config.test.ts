@@ -1,0 +1,132 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, parseConfig } from '../../gateway/config.js';
+
+function fileJson(): Record<string, unknown> {
+  return {
+    models: [
+      { id: 'svc-32b-conductor', alias: 'conductor', upstream: { baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:32b' } },
+      { id: 'svc-8b-operator', alias: 'operator', upstream: { baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen3:8b' } },
+    ],
+  };
+}
+
+test('defaults: port 8080 on 127.0.0.1, PUBLIC_URL from them, limits, no CORS, info logs', () => {
+  const config = parseConfig(fileJson(), {});
+  assert.equal(config.server.port, 8080);
+  assert.equal(config.server.host, '127.0.0.1');
+  assert.equal(config.server.publicUrl, 'http://127.0.0.1:8080');
+  assert.equal(config.server.bodyLimitBytes, 4 * 1024 * 1024);
+  assert.equal(config.server.shutdownGraceMs, 10_000);
+  assert.deepEqual(config.server.corsOrigins, []);
+  assert.equal(config.freeMode, false);
+  assert.equal(config.dataDir, './data');
+  assert.equal(config.logLevel, 'info');
+  assert.equal(config.adminToken, undefined);
+  assert.deepEqual(config.limits, {
+    perWallet: { points: 600, durationSec: 60 },
+    perIp: { points: 1200, durationSec: 60 },
+    chatConcurrencyPerWallet: 8,
+    chatConcurrencyTotal: 256,
+  });
+});
+
+test('environment overrides the file; PUBLIC_URL defaults to http://HOST:PORT', () => {
+  const json = { ...fileJson(), server: { port: 1, host: '0.0.0.0', corsOrigins: ['https://file.example'] } };
+  const config = parseConfig(json, {
+    PORT: '9090',
+    HOST: '::1',
+    FREE_MODE: 'yes',
+    DATA_DIR: '/tmp/sy',
+    ADMIN_TOKEN: 'a-token-of-16-chars',
+    CORS_ORIGINS: ' https://a.example, https://b.example ,,',
+    LOG_LEVEL: 'warn',
+    BODY_LIMIT_BYTES: '1024',
+  });
+  assert.equal(config.server.port, 9090);
+  assert.equal(config.server.host, '::1');
+  assert.equal(config.server.publicUrl, 'http://[::1]:9090');
+  assert.deepEqual(config.server.corsOrigins, ['https://a.example', 'https://b.example']);
+  assert.equal(config.server.bodyLimitBytes, 1024);
+  assert.equal(config.freeMode, true);
+  assert.equal(config.dataDir, '/tmp/sy');
+  assert.equal(config.adminToken, 'a-token-of-16-chars');
+  assert.equal(config.logLevel, 'warn');
+});
+
+test('PUBLIC_URL wins over the default and loses its trailing slash; empty env values are ignored', () => {
+  const config = parseConfig(fileJson(), { PUBLIC_URL: 'https://gw.example/', PORT: '', FREE_MODE: '  ' });
+  assert.equal(config.server.publicUrl, 'https://gw.example');
+  assert.equal(config.server.port, 8080);
+  assert.equal(config.freeMode, false);
+});
+
+test('upstream precedence: <ALIAS>_UPSTREAM_* beats UPSTREAM_* beats the file', () => {
+  const fileOnly = parseConfig(fileJson(), {});
+  assert.equal(fileOnly.models[0].upstream.baseUrl, 'http://127.0.0.1:11434/v1');
+  assert.equal(fileOnly.models[0].upstream.apiKeyEnv, undefined);
+
+  const shared = parseConfig(fileJson(), { UPSTREAM_BASE_URL: 'http://127.0.0.1:8000/v1', UPSTREAM_API_KEY: 'k' });
+  assert.deepEqual(
+    shared.models.map((m) => [m.upstream.baseUrl, m.upstream.model, m.upstream.apiKeyEnv]),
+    [
+      ['http://127.0.0.1:8000/v1', 'qwen3:32b', 'UPSTREAM_API_KEY'],
+      ['http://127.0.0.1:8000/v1', 'qwen3:8b', 'UPSTREAM_API_KEY'],
+    ],
+  );
+
+  const perAlias = parseConfig(fileJson(), {
+    UPSTREAM_BASE_URL: 'http://127.0.0.1:8000/v1',
+    UPSTREAM_API_KEY: 'k',
+    OPERATOR_UPSTREAM_BASE_URL: 'http://127.0.0.1:8001/v1',
+    OPERATOR_UPSTREAM_MODEL: 'llama3:8b',
+    OPERATOR_UPSTREAM_API_KEY: 'k2',
+  });
+  assert.deepEqual(
+    perAlias.models.map((m) => [m.upstream.baseUrl, m.upstream.model, m.upstream.apiKeyEnv]),
+    [
+      ['http://127.0.0.1:8000/v1', 'qwen3:32b', 'UPSTREAM_API_KEY'],
+      ['http://127.0.0.1:8001/v1', 'llama3:8b', 'OPERATOR_UPSTREAM_API_KEY'],
+    ],
+  );
+});
+
+test('limits come from the file', () => {
+  const json = {
+    ...fileJson(),
+    limits: { perWallet: { points: 5, durationSec: 10 }, chatConcurrencyPerWallet: 2, chatConcurrencyTotal: 3 },
+  };
+  const config = parseConfig(json, {});
+  assert.deepEqual(config.limits.perWallet, { points: 5, durationSec: 10 });
+  assert.deepEqual(config.limits.perIp, { points: 1200, durationSec: 60 });
+  assert.equal(config.limits.chatConcurrencyPerWallet, 2);
+  assert.equal(config.limits.chatConcurrencyTotal, 3);
+});
+
+test('bad values throw a ConfigError naming the field', () => {
+  const cases: Array<[unknown, Record<string, string>, string]> = [
+    [fileJson(), { PORT: 'abc' }, 'config: PORT must be a whole number, got "abc"'],
+    [fileJson(), { PORT: '70000' }, 'config: server.port: Too big: expected number to be <=65535'],
+    [fileJson(), { FREE_MODE: 'maybe' }, 'config: FREE_MODE must be true or false, got "maybe"'],
+    [fileJson(), { BODY_LIMIT_BYTES: '-1' }, 'config: BODY_LIMIT_BYTES must be a whole number, got "-1"'],
+    [fileJson(), { LOG_LEVEL: 'loud' }, 'config: logLevel: Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"'],
+    [fileJson(), { ADMIN_TOKEN: 'short' }, 'config: adminToken: at least 16 characters'],
+    [{}, {}, 'config: models: Invalid input: expected array, received undefined'],
+    [[], {}, 'config: the file must hold a JSON object'],
+    [{ ...fileJson(), server: 'x' }, { PORT: '1' }, 'config: "server" must be an object'],
+    [{ ...fileJson(), limits: { perIp: { points: 0, durationSec: 60 } } }, {}, 'config: limits.perIp.points: Too small: expected number to be >0'],
+  ];
+  for (const [json, env, message] of cases) {
+    assert.throws(
+      () => parseConfig(json, env),
+      (err: unknown) => err instanceof ConfigError && err.message === message,
+      `expected "${message}" for ${JSON.stringify(env)}`,
+    );
+  }
+});
+
+test('a model id or alias declared twice is refused', () => {
+  const json = fileJson();
+  (json.models as Array<Record<string, unknown>>)[1].alias = 'conductor';
+  assert.throws(() => parseConfig(json, {}), { name: 'ConfigError', message: 'config: models: "conductor" is declared twice' });
+});
