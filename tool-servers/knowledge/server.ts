@@ -1,12 +1,29 @@
+import { resolve } from 'node:path';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { createServer, type Logger } from '../kit/index.js';
+import { loadCorpus } from './corpus.js';
+import { createKnowledgeIndex } from './knowledge-index.js';
+import { knowledgeSearchTool } from './knowledge-search.js';
 
 export interface KnowledgeServerOptions {
   env: Record<string, string | undefined>;
   logger?: Logger;
+  /** Base for a relative KNOWLEDGE_DIR; defaults to the process's working directory. */
+  cwd?: string;
 }
 
-/** The `knowledge` tool server. Its tools arrive with the knowledge issue. */
+/** Where the corpus lives when KNOWLEDGE_DIR is not set, relative to the working directory. */
+export const DEFAULT_KNOWLEDGE_DIR = 'config/knowledge';
+
+/**
+ * The `knowledge` tool server: reads the corpus folder (KNOWLEDGE_DIR) once and serves
+ * `knowledge_search` from an in-memory index. Adding a file takes effect on restart.
+ *
+ * @example
+ * const server = createKnowledgeServer({ env: { KNOWLEDGE_DIR: '/srv/knowledge' }, logger });
+ */
 export function createKnowledgeServer(options: KnowledgeServerOptions): Server {
-  return createServer({ name: 'switchyard-knowledge', version: '0.1.0', tools: [], logger: options.logger });
+  const dir = resolve(options.cwd ?? process.cwd(), options.env.KNOWLEDGE_DIR || DEFAULT_KNOWLEDGE_DIR);
+  const index = createKnowledgeIndex(loadCorpus(dir, options.logger));
+  return createServer({ name: 'switchyard-knowledge', version: '0.1.0', tools: [knowledgeSearchTool(index)], logger: options.logger });
 }
