@@ -34,7 +34,8 @@ export function createDefiLlamaSource(options: DefiLlamaOptions): PriceSource {
     async fetchQuote(target, _currency, signal) {
       if (target.kind === 'symbol') return null;
       const coin = target.kind === 'asset' ? `coingecko:${target.id}` : `${target.chain.defillamaChain}:${target.address}`;
-      const url = `${options.baseUrl}/prices/current/${encodeURIComponent(coin)}`;
+      // DefiLlama wants the colon literal: encode each side, not the whole coin.
+      const url = `${options.baseUrl}/prices/current/${coin.split(':').map(encodeURIComponent).join(':')}`;
       const body = currentPricesSchema.parse(await httpJson(url, { timeoutMs: options.timeoutMs, maxBytes: PRICE_MAX_BYTES, signal }));
       // Contract keys may come back checksummed: match without case.
       const entry = Object.entries(body.coins).find(([key]) => key.toLowerCase() === coin.toLowerCase())?.[1];

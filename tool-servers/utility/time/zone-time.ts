@@ -14,19 +14,37 @@ export interface ZonedTime {
   weekday: string;
 }
 
+// ICU (and so Intl) still canonicalizes some zones to names IANA has since replaced; answer with
+// the current IANA name people expect. Intl accepts both spellings as input.
+const CURRENT_IANA_NAMES: Readonly<Record<string, string>> = {
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Europe/Kiev': 'Europe/Kyiv',
+  'America/Godthab': 'America/Nuuk',
+  'Atlantic/Faeroe': 'Atlantic/Faroe',
+  'Pacific/Enderbury': 'Pacific/Kanton',
+  'Pacific/Ponape': 'Pacific/Pohnpei',
+  'Pacific/Truk': 'Pacific/Chuuk',
+};
+
 /**
- * The canonical spelling of an IANA zone, or undefined when Intl does not know it.
+ * The canonical spelling of an IANA zone (case fixed, links resolved, current names), or
+ * undefined when Intl does not know it.
  *
  * @example
- *   canonicalTimeZone('asia/kolkata') // 'Asia/Kolkata'
+ *   canonicalTimeZone('asia/calcutta') // 'Asia/Kolkata'
  *   canonicalTimeZone('Mars/Olympus') // undefined
  */
 export function canonicalTimeZone(zone: string): string | undefined {
+  let resolved: string;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
     return undefined;
   }
+  return CURRENT_IANA_NAMES[resolved] ?? resolved;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

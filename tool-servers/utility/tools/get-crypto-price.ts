@@ -75,7 +75,8 @@ export function createGetCryptoPriceTool(deps: { prices: PriceLookup }) {
       const resolved = resolveArguments(args);
       const { provider, quote } = await deps.prices.quote(resolved.target, args.currency, signal);
       const notes = [resolved.note, quote.note].filter((n): n is string => Boolean(n));
-      return {
+      // Absent, not undefined: in-process clients see the object as is, without a JSON round trip.
+      return withoutUndefined({
         symbol: resolved.symbol ?? quote.symbol?.toUpperCase() ?? (args.contract ? args.contract.toLowerCase() : (args.id ?? '')),
         name: resolved.name ?? quote.name,
         asset_id: resolved.assetId ?? quote.assetId,
@@ -88,9 +89,13 @@ export function createGetCryptoPriceTool(deps: { prices: PriceLookup }) {
         provider,
         as_of: new Date(quote.asOfMs).toISOString(),
         ...(notes.length > 0 ? { note: notes.join(' ') } : {}),
-      };
+      });
     },
   });
+}
+
+function withoutUndefined<T extends Record<string, unknown>>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 function resolveArguments(args: Input): Resolved {
