@@ -35,24 +35,53 @@ function htmlToReadable(html: string, pageUrl: string): ReadablePage {
   // linkedom has no base URI, so Readability would leave links relative: resolve them first.
   absolutize(document, 'a[href]', 'href', pageUrl);
   absolutize(document, 'img[src]', 'src', pageUrl);
+  removeAdSlots(document);
+  // Navigation menus are never article text; on short pages Readability would keep them.
+  for (const menu of document.querySelectorAll('nav, [role="navigation"]')) menu.remove();
   const pageTitle = document.querySelector('title')?.textContent?.trim() ?? '';
+  const headings = [...document.querySelectorAll('h1')].map((h) => (h.textContent ?? '').replace(/\s+/g, ' ').trim()).filter(Boolean);
   const article = new Readability(document as unknown as Document).parse();
   const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
   turndown.remove(['script', 'style', 'noscript', 'iframe', 'form']);
   if (article?.content) {
     return {
-      title: article.title?.trim() || pageTitle,
+      title: articleTitle(article.title?.trim() || pageTitle, headings),
       ...(article.byline ? { byline: article.byline.trim() } : {}),
       ...(article.siteName ? { site_name: article.siteName.trim() } : {}),
       content: tidy(turndown.turndown(article.content)),
     };
   }
   // Not article-shaped (a short page, an index): the body minus its chrome is the best we have.
-  for (const chrome of document.querySelectorAll('nav, header, footer, aside, script, style')) chrome.remove();
-  return { title: pageTitle, content: tidy(turndown.turndown(document.body?.innerHTML ?? '')) };
+  // Readability has rewritten the DOM it was given, so start again from the source.
+  const { document: fresh } = parseHTML(html);
+  absolutize(fresh, 'a[href]', 'href', pageUrl);
+  for (const chrome of fresh.querySelectorAll('nav, header, footer, aside, script, style, noscript')) chrome.remove();
+  removeAdSlots(fresh);
+  return { title: pageTitle, content: tidy(turndown.turndown(fresh.body?.innerHTML ?? '')) };
 }
 
-function absolutize(document: ReturnType<typeof parseHTML>['document'], selector: string, attribute: string, base: string): void {
+/**
+ * `<title>` usually carries the site name ("Post — Blog"). When the page's own h1 is the start
+ * of it, the h1 is the article's title.
+ */
+function articleTitle(title: string, headings: string[]): string {
+  const heading = headings.find((h) => title !== h && title.startsWith(h) && /^\s*[-|–—:·»]/.test(title.slice(h.length)));
+  return heading ?? title;
+}
+
+// Class or id tokens of ad and sponsor slots. Readability's own filter misses common ones like "ad-slot".
+const AD_TOKEN = /^(ad|ads|adv|advert\w*|ad[-_]\w+|ads[-_]\w+|\w+[-_]ad|sponsor\w*|promo(ted)?|dfp[-_]?\w*)$/i;
+
+function removeAdSlots(document: ParsedDocument): void {
+  for (const element of document.querySelectorAll('[class], [id]')) {
+    const tokens = `${element.getAttribute('class') ?? ''} ${element.getAttribute('id') ?? ''}`.split(/\s+/).filter(Boolean);
+    if (tokens.some((token) => AD_TOKEN.test(token)) && element.tagName !== 'BODY' && element.tagName !== 'HTML') element.remove();
+  }
+}
+
+type ParsedDocument = ReturnType<typeof parseHTML>['document'];
+
+function absolutize(document: ParsedDocument, selector: string, attribute: string, base: string): void {
   for (const element of document.querySelectorAll(selector)) {
     const value = element.getAttribute(attribute);
     if (!value) continue;
