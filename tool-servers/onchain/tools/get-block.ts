@@ -1,4 +1,4 @@
-import { BlockNotFoundError, type Block, type Hash } from 'viem';
+import { BlockNotFoundError, getAddress, type Block, type Hash } from 'viem';
 import { z } from 'zod';
 import { defineTool, ToolError } from '../../kit/index.js';
 import { chainArgument, hexAddress } from '../arguments.js';
@@ -91,7 +91,7 @@ function describeBlock(block: Block, chain: ChainConfig) {
     gas_used: block.gasUsed.toString(),
     gas_limit: block.gasLimit.toString(),
     base_fee_wei: block.baseFeePerGas?.toString() ?? null,
-    miner: block.miner,
+    miner: getAddress(block.miner),
     chain: chain.name,
   };
 }

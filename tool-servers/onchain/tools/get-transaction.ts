@@ -1,4 +1,4 @@
-import { TransactionNotFoundError, TransactionReceiptNotFoundError, formatEther, size, type Hash } from 'viem';
+import { TransactionNotFoundError, TransactionReceiptNotFoundError, formatEther, getAddress, size, type Hash } from 'viem';
 import { z } from 'zod';
 import { defineTool, ToolError } from '../../kit/index.js';
 import { chainArgument, hexAddress, parseHash } from '../arguments.js';
@@ -58,8 +58,8 @@ export function getTransactionTool(context: OnchainContext) {
         }
         const base = {
           hash: tx.hash.toLowerCase(),
-          from: tx.from,
-          to: tx.to ?? null,
+          from: getAddress(tx.from),
+          to: tx.to ? getAddress(tx.to) : null,
           value_wei: tx.value.toString(),
           value_eth: formatEther(tx.value),
           nonce: tx.nonce,
@@ -93,7 +93,7 @@ export function getTransactionTool(context: OnchainContext) {
           effective_gas_price_wei: receipt.effectiveGasPrice.toString(),
           fee_wei: fee.toString(),
           fee_eth: formatEther(fee),
-          contract_address: receipt.contractAddress ?? null,
+          contract_address: receipt.contractAddress ? getAddress(receipt.contractAddress) : null,
         };
       });
       if (summary.status !== 'pending') context.cache.set(cacheKey, summary, context.immutableTtlMs);
