@@ -1,0 +1,127 @@
+/**
+ * The chat-completions request body, validated with zod. Accepts what OpenAI clients send and
+ * ignores fields it does not know; refuses what the gateway cannot honour (client-side tools,
+ * several choices) with a 400 that names the field.
+ *
+ * @example
+ *   const request = parseChatRequest(ctx.request.body) // throws InvalidRequest on bad input
+ */
+import { z } from 'zod';
+import { InvalidRequest } from '../errors.js';
+import type { UpstreamMessage } from './chat-types.js';
+
+const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const content = z.union([z.string(), z.array(textPart)]);
+
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal('function').default('function'),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+});
+
+const message = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('system'), content }),
+  z.object({ role: z.literal('user'), content }),
+  z.object({ role: z.literal('assistant'), content: content.nullish(), tool_calls: z.array(toolCall).optional() }),
+  z.object({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
+]);
+
+const positiveInt = z.number().int().positive();
+
+const chatRequestSchema = z.object({
+  messages: z.array(message).min(1, 'messages must hold at least one message'),
+  model: z.string().min(1).optional(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  max_tokens: positiveInt.nullish(),
+  max_completion_tokens: positiveInt.nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
+  seed: z.number().int().nullish(),
+  user: z.string().nullish(),
+  n: z.number().int().positive().nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  tool_choice: z.unknown().optional(),
+  tools: z.unknown().optional(),
+  functions: z.unknown().optional(),
+  function_call: z.unknown().optional(),
+});
+
+export interface ChatRequest {
+  messages: UpstreamMessage[];
+  model?: string;
+  stream: boolean;
+  includeUsage: boolean;
+  toolsEnabled: boolean;
+  maxTokens?: number;
+  sampling: { temperature?: number; top_p?: number; stop?: string | string[]; seed?: number; user?: string };
+}
+
+/** Parse and check a request body; every refusal is a 400 naming the field. */
+export function parseChatRequest(body: unknown): ChatRequest {
+  const parsed = chatRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const param = issue.path.map(String).join('.') || null;
+    throw new InvalidRequest(`Invalid request: ${param ? `${param}: ` : ''}${issue.message}`, param);
+  }
+  const r = parsed.data;
+  for (const field of ['tools', 'functions'] as const) {
+    const value = r[field];
+    if (value !== undefined && value !== null && !(Array.isArray(value) && value.length === 0)) {
+      throw new InvalidRequest(
+        `Client-side ${field} are not supported: the gateway runs its own tools. Remove "${field}" from the request.`,
+        field,
+        'unsupported_parameter',
+      );
+    }
+  }
+  if (r.function_call !== undefined && r.function_call !== null && r.function_call !== 'none' && r.function_call !== 'auto') {
+    throw new InvalidRequest('function_call is not supported: the gateway runs its own tools.', 'function_call', 'unsupported_parameter');
+  }
+  if (r.n != null && r.n > 1) {
+    throw new InvalidRequest('n must be 1: the gateway returns one choice.', 'n', 'unsupported_parameter');
+  }
+  const toolChoice = r.tool_choice ?? 'auto';
+  if (toolChoice !== 'auto' && toolChoice !== 'none') {
+    throw new InvalidRequest(
+      'tool_choice must be "auto" or "none": the gateway decides which of its tools to run.',
+      'tool_choice',
+      'unsupported_parameter',
+    );
+  }
+
+  const sampling: ChatRequest['sampling'] = {};
+  if (r.temperature != null) sampling.temperature = r.temperature;
+  if (r.top_p != null) sampling.top_p = r.top_p;
+  if (r.stop != null) sampling.stop = r.stop;
+  if (r.seed != null) sampling.seed = r.seed;
+  if (r.user != null) sampling.user = r.user;
+  return {
+    messages: r.messages.map(toUpstream),
+    model: r.model,
+    stream: r.stream === true,
+    includeUsage: r.stream_options?.include_usage === true,
+    toolsEnabled: toolChoice !== 'none' && r.function_call !== 'none',
+    maxTokens: r.max_completion_tokens ?? r.max_tokens ?? undefined,
+    sampling,
+  };
+}
+
+function text(value: z.infer<typeof content>): string {
+  return typeof value === 'string' ? value : value.map((p) => p.text).join('');
+}
+
+function toUpstream(m: z.infer<typeof message>): UpstreamMessage {
+  switch (m.role) {
+    case 'system':
+    case 'user':
+      return { role: m.role, content: text(m.content) };
+    case 'assistant':
+      return m.tool_calls?.length
+        ? { role: 'assistant', content: m.content == null ? null : text(m.content), tool_calls: m.tool_calls }
+        : { role: 'assistant', content: m.content == null ? '' : text(m.content) };
+    case 'tool':
+      return { role: 'tool', content: text(m.content), tool_call_id: m.tool_call_id };
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * Client for one model's OpenAI-compatible inference server (vLLM, SGLang, llama.cpp server,
+ * Ollama). Every chat call streams (with `include_usage`), through undici's `request` on a shared
+ * keep-alive Agent: Node 20's `fetch` costs several times the CPU per call. Failures become
+ * GatewayErrors in upstream-errors.ts; the retry rule is retry-policy.ts.
+ *
+ * @example
+ *   const client = new UpstreamClient({ model, apiKey: env.UPSTREAM_API_KEY, dispatcher: new Agent() })
+ *   await client.streamChat({ messages, max_tokens: 256 }, { signal, onData: (data) => assembler.push(data) })
+ */
+import { request, type Dispatcher } from 'undici';
+import { createParser } from 'eventsource-parser';
+import type { ModelConfig } from '../config.js';
+import { shouldRetry, retryDelayMs } from './retry-policy.js';
+import {
+  upstreamBadGateway,
+  upstreamMessageFrom,
+  upstreamRejected,
+  upstreamTimeout,
+  upstreamUnavailable,
+} from './upstream-errors.js';
+import type { UpstreamMessage, FunctionTool } from './chat-types.js';
+
+/** The per-call part of an upstream request; `model`, `stream` and `stream_options` are added here. */
+export interface UpstreamChatParams {
+  messages: UpstreamMessage[];
+  max_tokens: number;
+  tools?: FunctionTool[];
+  tool_choice?: 'none' | 'auto';
+  temperature?: number;
+  top_p?: number;
+  stop?: string | string[];
+  seed?: number;
+  user?: string;
+}
+
+export interface StreamChatOptions {
+  /** Client disconnect or chat deadline: aborts the call; its reason is rethrown as is. */
+  signal: AbortSignal;
+  /** Called with the `data` of each SSE event except `[DONE]`, in order. */
+  onData(data: string): void;
+}
+
+export interface UpstreamClientOptions {
+  model: ModelConfig;
+  apiKey?: string;
+  dispatcher: Dispatcher;
+  maxAttempts?: number;
+  retryBaseMs?: number;
+  retryCapMs?: number;
+  /** Told whether the upstream could be reached, so health knows without waiting for a probe. */
+  onReachable?(reachable: boolean): void;
+}
+
+const MAX_ERROR_BODY = 16 * 1024;
+
+export class UpstreamClient {
+  readonly modelId: string;
+  private readonly chatUrl: string;
+  private readonly modelsUrl: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
+  private readonly retryBaseMs: number;
+  private readonly retryCapMs: number;
+
+  constructor(private readonly options: UpstreamClientOptions) {
+    const { model } = options;
+    this.modelId = model.id;
+    const base = new URL(model.upstream.baseUrl);
+    const basePath = base.pathname.replace(/\/+$/, '');
+    this.chatUrl = `${base.origin}${basePath}/chat/completions${base.search}`;
+    this.modelsUrl = `${base.origin}${basePath}/models${base.search}`;
+    this.headers = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    // Credentials in the URL become a Basic header; the URL itself never reaches a message or log.
+    if (base.username || base.password) {
+      const basic = Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64');
+      this.headers.authorization = `Basic ${basic}`;
+    }
+    if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
+    this.timeoutMs = model.upstream.timeoutMs;
+    this.maxAttempts = options.maxAttempts ?? 3;
+    this.retryBaseMs = options.retryBaseMs ?? 100;
+    this.retryCapMs = options.retryCapMs ?? 2000;
+  }
+
+  /** Where the upstream lives, safe for logs: origin and path, no credentials, no query. */
+  get redactedUrl(): string {
+    const base = new URL(this.options.model.upstream.baseUrl);
+    return `${base.protocol}//${base.host}${base.pathname}`;
+  }
+
+  /**
+   * One streamed chat completion. Resolves when the stream ends; rejects with a GatewayError
+   * (503/504/400/502) or with `signal.reason` when the caller aborted.
+   */
+  async streamChat(params: UpstreamChatParams, options: StreamChatOptions): Promise<void> {
+    const body = JSON.stringify({
+      model: this.options.model.upstream.model,
+      ...params,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const { signal } = options;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    const onAbort = () => controller.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const fail = (err: unknown, during: string): unknown => {
+      if (signal.aborted) return signal.reason;
+      if (timedOut) return upstreamTimeout(this.modelId, this.timeoutMs);
+      return upstreamBadGateway(this.modelId, `${during}: ${errorText(err)}`);
+    };
+
+    try {
+      const response = await this.openStream(body, controller.signal, fail);
+      const parser = createParser({
+        onEvent: (event) => {
+          if (event.data !== '[DONE]') options.onData(event.data);
+        },
+      });
+      // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
+      // network chunks intact.
+      const decoder = new TextDecoder();
+      try {
+        for await (const bytes of response.body) parser.feed(decoder.decode(bytes as Buffer, { stream: true }));
+      } catch (err) {
+        throw fail(err, 'the stream broke off');
+      }
+      if (signal.aborted) throw signal.reason; // an abort that landed after the last byte
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Send the request, retrying connection failures, 429 and 5xx; resolve on a 2xx. */
+  private async openStream(
+    body: string,
+    signal: AbortSignal,
+    fail: (err: unknown, during: string) => unknown,
+  ): Promise<Dispatcher.ResponseData> {
+    for (let attempt = 1; ; attempt++) {
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(this.chatUrl, {
+          method: 'POST',
+          headers: this.headers,
+          body,
+          signal,
+          dispatcher: this.options.dispatcher,
+          headersTimeout: this.timeoutMs,
+          bodyTimeout: this.timeoutMs,
+        });
+      } catch (err) {
+        if (signal.aborted) throw fail(err, 'request');
+        const errorCode = codeOf(err);
+        if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, errorCode })) {
+          await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs }), signal).catch((e: unknown) => {
+            throw fail(e, 'waiting to retry');
+          });
+          continue;
+        }
+        this.options.onReachable?.(false);
+        throw upstreamUnavailable(this.modelId, errorCode ? `connection failed: ${errorCode}` : 'connection failed');
+      }
+      this.options.onReachable?.(true);
+      if (response.statusCode >= 200 && response.statusCode < 300) return response;
+
+      const text = await readCapped(response.body).catch((err: unknown) => {
+        throw fail(err, 'reading an error response');
+      });
+      const status = response.statusCode;
+      if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, status })) {
+        const retryAfter = headerValue(response.headers['retry-after']);
+        await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs, retryAfter }), signal).catch(
+          (e: unknown) => {
+            throw fail(e, 'waiting to retry');
+          },
+        );
+        continue;
+      }
+      const message = upstreamMessageFrom(text);
+      if (status === 401 || status === 403) throw upstreamBadGateway(this.modelId, `it refused the gateway's credentials (HTTP ${status})`);
+      if (status === 429) throw upstreamUnavailable(this.modelId, 'rate limited');
+      if (status === 503) throw upstreamUnavailable(this.modelId, `HTTP 503: ${message}`);
+      if (status >= 400 && status < 500) throw upstreamRejected(this.modelId, status, message);
+      throw upstreamBadGateway(this.modelId, `HTTP ${status}: ${message}`);
+    }
+  }
+
+  /** `GET {base}/models`: true when the upstream answers 2xx within `timeoutMs`. */
+  async probe(timeoutMs: number): Promise<boolean> {
+    try {
+      const response = await request(this.modelsUrl, {
+        method: 'GET',
+        headers: this.headers.authorization ? { authorization: this.headers.authorization } : {},
+        dispatcher: this.options.dispatcher,
+        signal: AbortSignal.timeout(timeoutMs),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      await response.body.dump();
+      return response.statusCode >= 200 && response.statusCode < 300;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function codeOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  const cause = (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return typeof cause === 'string' ? cause : undefined;
+}
+
+function errorText(err: unknown): string {
+  const code = codeOf(err);
+  return code ?? (err instanceof Error ? err.name : 'unknown error');
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string> {
+  let text = '';
+  const decoder = new TextDecoder();
+  for await (const piece of body) {
+    text += decoder.decode(piece as Buffer, { stream: true });
+    if (text.length > MAX_ERROR_BODY) {
+      body.destroy();
+      break;
+    }
+  }
+  return text;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,84 @@
+/**
+ * The one place upstream (inference server) failures become GatewayErrors. Messages name the
+ * model by its canonical id and never carry the upstream URL, which may hold a secret.
+ *
+ * @example
+ *   throw upstreamTimeout('svc-32b-conductor', 120_000)
+ */
+import { GatewayError } from '../errors.js';
+
+/** 503: the model's upstream is known to be down, refused the connection, or stayed busy. */
+export function upstreamUnavailable(modelId: string, reason: string, retryAfterSeconds = 5): GatewayError {
+  return new GatewayError({
+    status: 503,
+    code: 'upstream_unavailable',
+    message: `The upstream for model "${modelId}" is unavailable (${reason}).`,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}
+
+/** 504: one upstream call ran past the model's `timeoutMs`. */
+export function upstreamTimeout(modelId: string, timeoutMs: number): GatewayError {
+  return new GatewayError({
+    status: 504,
+    code: 'upstream_timeout',
+    message: `The upstream for model "${modelId}" did not answer within ${timeoutMs} ms.`,
+  });
+}
+
+/** 400: the upstream refused the request itself (e.g. context too long); its message is relayed. */
+export function upstreamRejected(modelId: string, status: number, upstreamMessage: string): GatewayError {
+  return new GatewayError({
+    status: 400,
+    code: 'upstream_invalid_request',
+    message: `The upstream for model "${modelId}" rejected the request (HTTP ${status}): ${upstreamMessage}`,
+  });
+}
+
+/** 502: the upstream misbehaved in a way the client cannot fix (bad credentials, broken stream). */
+export function upstreamBadGateway(modelId: string, reason: string): GatewayError {
+  return new GatewayError({
+    status: 502,
+    code: 'upstream_error',
+    message: `The upstream for model "${modelId}" failed: ${reason}.`,
+  });
+}
+
+/** 504: the whole chat ran past `chat.deadlineMs`. */
+export function chatDeadlineExceeded(deadlineMs: number): GatewayError {
+  return new GatewayError({
+    status: 504,
+    code: 'chat_deadline_exceeded',
+    message: `The chat did not finish within its deadline of ${deadlineMs} ms.`,
+  });
+}
+
+/** Thrown when the client went away: nothing is sent, work stops, credits settle what was used. */
+export class ClientCancelled extends Error {
+  constructor() {
+    super('The client closed the connection.');
+    this.name = 'ClientCancelled';
+  }
+}
+
+/** Pull a readable message out of an upstream error body (OpenAI, vLLM, Ollama or plain text). */
+export function upstreamMessageFrom(text: string): string {
+  const trimmed = text.trim();
+  try {
+    const body = JSON.parse(trimmed) as { error?: unknown; message?: unknown; detail?: unknown };
+    const error = body.error;
+    if (typeof error === 'string') return clip(error);
+    if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
+      return clip((error as { message: string }).message);
+    }
+    if (typeof body.message === 'string') return clip(body.message);
+    if (typeof body.detail === 'string') return clip(body.detail);
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return clip(trimmed || 'no message');
+}
+
+function clip(text: string): string {
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
