@@ -56,12 +56,14 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorHandler());
   // 4. Per-IP request budget, before the wallet check and before reading any body.
   app.use(perIpRateLimit(config.limits.perIp));
-  // 5. Nothing matched (no route set a body): 404 with the OpenAI error shape.
+  // 5. Nothing answered: 404, or 405/501 from the router (which sets `Allow`), in the OpenAI shape.
   app.use(async (ctx, next) => {
     await next();
-    if (ctx.status === 404 && ctx.body == null) {
+    if (ctx.body != null) return;
+    if (ctx.status === 404) {
       throw new GatewayError({ status: 404, code: 'not_found', message: `No route for ${ctx.method} ${ctx.path}.` });
     }
+    if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed();
   });
   // 6. JSON bodies with a size limit; parse failures surface as invalid_json / request_too_large.
   app.use(
@@ -98,11 +100,8 @@ export function createApp(deps: AppDeps): Koa {
   registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger });
   app.use(router.routes());
   app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => methodNotAllowed(),
-      notImplemented: () => methodNotAllowed(),
-    }),
+    // No `throw`: the router then sets the `Allow` header a 405 must carry; step 5 adds the body.
+    router.allowedMethods(),
   );
 
   return app;

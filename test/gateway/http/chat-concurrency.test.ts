@@ -1,0 +1,110 @@
+/**
+ * The chat concurrency cap on a tiny Koa app: the same error handler as the gateway, a stand-in
+ * wallet step and a handler that holds each request until the test releases it.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import Koa from 'koa';
+import { errorHandler } from '../../../gateway/http/error-handler.js';
+import { chatConcurrency } from '../../../gateway/http/chat-concurrency.js';
+
+const held = new Map<string, { release(): void; stream?: PassThrough }>();
+let server: Server;
+let url: string;
+
+before(async () => {
+  const app = new Koa();
+  app.use(errorHandler());
+  app.use(async (ctx, next) => {
+    const wallet = ctx.get('x-wallet-address');
+    if (wallet) ctx.state.wallet = wallet;
+    await next();
+  });
+  app.use(chatConcurrency({ chatConcurrencyPerWallet: 2, chatConcurrencyTotal: 3 }));
+  app.use(async (ctx) => {
+    const id = ctx.get('x-test-id');
+    if (ctx.query.stream === '1') {
+      // A streamed answer: the handler returns at once, the stream ends when the test says so.
+      const stream = new PassThrough();
+      held.set(id, { release: () => stream.end('data: [DONE]\n\n'), stream });
+      ctx.type = 'text/event-stream';
+      ctx.body = stream;
+      stream.write('data: {}\n\n');
+      return;
+    }
+    await new Promise<void>((resolve) => held.set(id, { release: resolve }));
+    ctx.body = { ok: true, id };
+  });
+  server = createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+async function waitUntilHeld(id: string): Promise<void> {
+  for (let i = 0; i < 400 && !held.has(id); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(held.has(id), `${id} reached the handler`);
+}
+
+function send(id: string, wallet: string, query = ''): Promise<Response> {
+  return fetch(`${url}/chat${query}`, { headers: { 'x-wallet-address': wallet, 'x-test-id': id } });
+}
+
+async function expectCapped(res: Response, message: string): Promise<void> {
+  assert.equal(res.status, 429);
+  assert.equal(res.headers.get('retry-after'), '1');
+  assert.deepEqual(await res.json(), { error: { message, type: 'rate_limit_error', code: 'rate_limited', param: null } });
+}
+
+const PER_WALLET = 'Too many chat requests running for this wallet (limit 2); retry when one finishes.';
+const TOTAL = 'The gateway is running as many chat requests as it can; retry shortly.';
+
+test('per-wallet and total caps on running chat requests; a finished request frees its slot', async () => {
+  const a1 = send('a1', 'A');
+  const a2 = send('a2', 'A');
+  await waitUntilHeld('a1');
+  await waitUntilHeld('a2');
+  await expectCapped(await send('a3', 'A'), PER_WALLET);
+
+  const b1 = send('b1', 'B');
+  await waitUntilHeld('b1');
+  await expectCapped(await send('c1', 'C'), TOTAL); // 3 running in all
+
+  held.get('a1')!.release();
+  assert.deepEqual(await (await a1).json(), { ok: true, id: 'a1' });
+  const a4 = send('a4', 'A'); // A has one slot again, and the total has room
+  await waitUntilHeld('a4');
+
+  for (const id of ['a2', 'b1', 'a4']) held.get(id)!.release();
+  assert.equal((await a2).status, 200);
+  assert.equal((await b1).status, 200);
+  assert.equal((await a4).status, 200);
+  held.clear();
+});
+
+test('a streamed answer holds its slot until the stream ends', async () => {
+  const s1 = await send('s1', 'S', '?stream=1');
+  const s2 = await send('s2', 'S', '?stream=1');
+  assert.equal(s1.status, 200);
+  assert.equal(s2.status, 200);
+  await expectCapped(await send('s3', 'S'), PER_WALLET);
+
+  held.get('s1')!.release();
+  assert.equal(await s1.text(), 'data: {}\n\ndata: [DONE]\n\n');
+  // The slot is freed when the response closes, just after the client read the end.
+  let next: Response | undefined;
+  for (let i = 0; i < 100; i++) {
+    next = await send(`s4-${i}`, 'S', '?stream=1');
+    if (next.status === 200) break;
+    await next.arrayBuffer();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal(next?.status, 200);
+  for (const [, h] of held) h.release();
+  await s2.text();
+  await next!.text();
+  held.clear();
+});

@@ -1,0 +1,127 @@
+/** Every status and error code of the gateway core, through the real app on an ephemeral port. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { API_KEY } from '../secrets.js';
+
+const BODY_LIMIT = 2048;
+let gateway: TestGateway;
+before(async () => {
+  gateway = await startTestGateway({ env: { BODY_LIMIT_BYTES: String(BODY_LIMIT) } });
+});
+after(() => gateway.stop());
+
+async function expectError(res: Response, status: number, error: { message: string; type: string; code: string; param: string | null }) {
+  assert.equal(res.status, status);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  assert.deepEqual(await res.json(), { error });
+}
+
+test('malformed JSON → 400 invalid_json (before any wallet check)', async () => {
+  const error = { message: 'Request body is not valid JSON.', type: 'invalid_request_error', code: 'invalid_json', param: null };
+  await expectError(await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(), body: '{"a":' }), 400, error);
+  await expectError(
+    await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: "{'single': 1}" }),
+    400,
+    error,
+  );
+  // Strict JSON: a bare string is not an acceptable body either.
+  await expectError(await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(), body: '"text"' }), 400, error);
+});
+
+test('a body over BODY_LIMIT_BYTES → 413 request_too_large, with or without Content-Length', async () => {
+  const error = { message: 'Request body is larger than the limit.', type: 'invalid_request_error', code: 'request_too_large', param: null };
+  const big = JSON.stringify({ pad: 'x'.repeat(BODY_LIMIT) });
+  await expectError(await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(), body: big }), 413, error);
+
+  // Chunked upload (no Content-Length): the limit applies while reading.
+  const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = request(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders() }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    for (let i = 0; i < 8; i++) req.write(`{"pad":"${'y'.repeat(BODY_LIMIT / 4)}`);
+    req.end('"}');
+  });
+  assert.equal(chunked.status, 413);
+  assert.deepEqual(JSON.parse(chunked.body), { error });
+
+  // Just under the limit is read and parsed (then the router answers: POST is not allowed here).
+  const fits = JSON.stringify({ pad: 'z'.repeat(BODY_LIMIT - 20) });
+  assert.ok(Buffer.byteLength(fits) <= BODY_LIMIT);
+  assert.equal((await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(), body: fits })).status, 405);
+});
+
+test('unknown route → 404 not_found; wrong method → 405 method_not_allowed; bad wallet → 400', async () => {
+  await expectError(await fetch(`${gateway.url}/v1/nothing?x=1`, { headers: walletHeaders() }), 404, {
+    message: 'No route for GET /v1/nothing.',
+    type: 'not_found_error',
+    code: 'not_found',
+    param: null,
+  });
+  const wrong = await fetch(`${gateway.url}/health`, { method: 'POST' });
+  assert.equal(wrong.headers.get('allow'), 'HEAD, GET');
+  await expectError(wrong, 405, {
+    message: 'Method not allowed for this route.',
+    type: 'invalid_request_error',
+    code: 'method_not_allowed',
+    param: null,
+  });
+  await expectError(await fetch(`${gateway.url}/v1/models`), 400, {
+    message: 'The x-wallet-address header is required.',
+    type: 'invalid_request_error',
+    code: 'invalid_wallet_address',
+    param: 'x-wallet-address',
+  });
+  await expectError(await fetch(`${gateway.url}/v1/models`, { headers: { 'x-wallet-address': '0x1234' } }), 400, {
+    message: 'x-wallet-address must be 0x followed by 40 hex characters; mixed case must be a valid EIP-55 checksum.',
+    type: 'invalid_request_error',
+    code: 'invalid_wallet_address',
+    param: 'x-wallet-address',
+  });
+});
+
+test('anything unexpected → 500 with a generic message; the detail is only in the log (redacted)', async (t) => {
+  // Fault injection: a /health contributor that throws an ordinary Error, as a buggy part would.
+  const original = gateway.tools.health;
+  t.after(() => Object.assign(gateway.tools, { health: original }));
+  Object.assign(gateway.tools, {
+    health: () => {
+      throw new Error(`store exploded while holding ${API_KEY}`);
+    },
+  });
+  const res = await fetch(`${gateway.url}/health`, { headers: { 'x-request-id': 'boom-1' } });
+  const text = await res.clone().text();
+  await expectError(res, 500, {
+    message: 'The server had an error while processing your request.',
+    type: 'server_error',
+    code: 'internal_error',
+    param: null,
+  });
+  assert.equal(text.includes('exploded'), false, 'no internals in the response');
+  const line = gateway.logs.find((l) => l.reqId === 'boom-1');
+  assert.equal(line?.level, 50);
+  assert.equal(line?.status, 500);
+  const err = line?.err as { code: string; details: string };
+  assert.equal(err.code, 'internal_error');
+  assert.match(err.details, /^Error: store exploded while holding sy_\[redacted\]\n    at /);
+});
+
+test('/health: 503 when a part says the gateway cannot serve; 200 degraded when one is degraded', async (t) => {
+  const original = gateway.tools.health;
+  t.after(() => Object.assign(gateway.tools, { health: original }));
+  Object.assign(gateway.tools, { health: () => ({ fields: { store: 'down' }, unavailable: true }) });
+  const down = await fetch(`${gateway.url}/health`);
+  assert.equal(down.status, 503);
+  const downBody = (await down.json()) as { status: string; store: string };
+  assert.equal(downBody.status, 'unavailable');
+  assert.equal(downBody.store, 'down');
+
+  Object.assign(gateway.tools, { health: () => ({ fields: {}, degraded: true }) });
+  const degraded = await fetch(`${gateway.url}/health`);
+  assert.equal(degraded.status, 200);
+  assert.equal(((await degraded.json()) as { status: string }).status, 'degraded');
+});
