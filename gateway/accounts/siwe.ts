@@ -9,7 +9,7 @@
  *   const { nonce } = await siwe.issueNonce(wallet)
  *   await siwe.verify(wallet, { message, signature })   // throws Unauthorized('siwe_…') on refusal
  */
-import { createPublicClient, http, isHex, verifyMessage, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, http, isHex, verifyMessage, type Hex } from 'viem';
 import { generateSiweNonce, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import { z } from 'zod';
 import { GatewayError, Unauthorized } from '../errors.js';
@@ -48,7 +48,6 @@ export class SiweVerifier {
   readonly domain: string;
   readonly origin: string;
   private readonly mutex = new KeyedMutex();
-  private client: PublicClient | undefined;
 
   constructor(
     private readonly store: AccountsStore,
@@ -116,17 +115,32 @@ export class SiweVerifier {
       }
       throw refuse('unsupported_signature', 'Smart-account (EIP-1271/6492) signatures need SIWE_RPC_URL on the gateway.');
     }
-    this.client ??= createPublicClient({ transport: http(this.options.rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }) });
-    let valid: boolean;
+    // viem reports a failed eth_call as "invalid signature"; counting HTTP answers tells a
+    // chain that said no from a chain that did not answer (a client per check keeps counts apart).
+    let asked = 0;
+    let answered = 0;
+    const client = createPublicClient({
+      transport: http(this.options.rpcUrl, {
+        timeout: RPC_TIMEOUT_MS,
+        retryCount: 0,
+        onFetchRequest: () => void asked++,
+        onFetchResponse: (response) => void (response.ok && answered++),
+      }),
+    });
+    let valid = false;
+    let failure: unknown;
     try {
-      valid = await this.client.verifyMessage({ address, message, signature });
+      valid = await client.verifyMessage({ address, message, signature });
     } catch (err) {
+      failure = err;
+    }
+    if (failure !== undefined || (!valid && answered < asked)) {
       throw new GatewayError({
         status: 502,
         code: 'siwe_rpc_unavailable',
         message: 'The chain RPC that checks smart-account signatures did not answer.',
-        details: err instanceof Error ? err.message : String(err),
-        cause: err,
+        details: failure instanceof Error ? failure.message : `${asked - answered} of ${asked} RPC requests failed`,
+        cause: failure,
       });
     }
     if (!valid) throw refuse('siwe_invalid_signature', 'The signature does not match the address in the SIWE message.');

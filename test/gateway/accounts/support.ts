@@ -1,0 +1,89 @@
+/**
+ * Shared by the accounts tests: a gateway with credits on (free mode off, admin token, a fixed
+ * PUBLIC_URL for SIWE), a viem local account that signs SIWE messages, and small fetch helpers.
+ */
+import { createSiweMessage, type SiweMessage } from 'viem/siwe';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
+
+export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
+export const PUBLIC_URL = 'https://switchyard.test';
+export const DOMAIN = 'switchyard.test';
+
+/** Two well-known development keys (hardhat accounts 0 and 1): never hold real value. */
+export const ALICE: PrivateKeyAccount = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
+export const BOB: PrivateKeyAccount = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945bc28fdc8b4ffba55e6575c65a3fb3f41eb1');
+
+export function startAccountsGateway(
+  options: { freeMode?: boolean; dataDir?: string; accounts?: Record<string, unknown>; adminToken?: string | null; env?: Record<string, string> } = {},
+): Promise<TestGateway> {
+  return startTestGateway({
+    dataDir: options.dataDir,
+    env: options.env,
+    config: (json) => {
+      json.freeMode = options.freeMode ?? false;
+      if (options.adminToken !== null) json.adminToken = options.adminToken ?? ADMIN_TOKEN;
+      (json.server as Record<string, unknown>).publicUrl = PUBLIC_URL;
+      if (options.accounts) json.accounts = options.accounts;
+    },
+  });
+}
+
+export interface Answer {
+  status: number;
+  // Test bodies are checked field by field against literals; a loose type keeps that readable.
+  body: any;
+  headers: Headers;
+}
+
+/** fetch + JSON body. */
+export async function call(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
+  const res = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers: init.headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+/** Assert-friendly view of an error answer. */
+export function errorOf(answer: Answer): { status: number; code: string; type: string } {
+  return { status: answer.status, code: answer.body?.error?.code, type: answer.body?.error?.type };
+}
+
+/** Ask the gateway for a nonce and sign a SIWE message with it; `fields` override the defaults. */
+export async function signedProof(
+  gateway: TestGateway,
+  account: PrivateKeyAccount,
+  fields: Partial<SiweMessage> = {},
+): Promise<{ message: string; signature: string; nonce: string }> {
+  const answer = await call(`${gateway.url}/auth/nonce`, { headers: walletHeaders(account.address) });
+  if (answer.status !== 200) throw new Error(`nonce: ${answer.status}`);
+  const message = createSiweMessage({
+    address: account.address,
+    chainId: 1,
+    domain: answer.body.domain,
+    uri: answer.body.uri,
+    nonce: answer.body.nonce,
+    version: '1',
+    statement: 'Create a Switchyard API key.',
+    issuedAt: new Date(),
+    expirationTime: new Date(Date.now() + 10 * 60_000),
+    ...fields,
+  });
+  const signature = await account.signMessage({ message });
+  return { message, signature, nonce: answer.body.nonce };
+}
+
+/** POST /auth/api-keys for `account` with a fresh proof; returns the key. */
+export async function mintVerifiedKey(gateway: TestGateway, account: PrivateKeyAccount, name = 'test'): Promise<string> {
+  const proof = await signedProof(gateway, account);
+  const answer = await call(`${gateway.url}/auth/api-keys`, {
+    method: 'POST',
+    headers: walletHeaders(account.address),
+    body: { name, message: proof.message, signature: proof.signature },
+  });
+  if (answer.status !== 200) throw new Error(`mint: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.key as string;
+}
