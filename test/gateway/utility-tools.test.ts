@@ -146,3 +146,42 @@ describe('utility tools through the gateway', () => {
     assert.deepEqual(shipped.mcpServers.utility.env, Object.fromEntries(names.map((name) => [name, `\${${name}}`])));
   });
 });
+
+// The last tool family to land checks the whole interface: the shipped config's four servers
+// (built, in dist/) plus the gateway's own list_tools give exactly the 18 names, once each.
+describe('the shipped tool servers together', () => {
+  let gateway: TestGateway;
+
+  before(async () => {
+    const shipped = JSON.parse(readFileSync('config/gateway.json', 'utf8')) as { mcpServers: Record<string, { command: string }> };
+    const passThrough: Record<string, string> = {};
+    for (const name of ['PATH', 'HOME', 'NODE_V8_COVERAGE']) if (process.env[name]) passThrough[name] = process.env[name] as string;
+    gateway = await startTestGateway({
+      config: (json) => {
+        json.freeMode = true;
+        json.mcpServers = Object.fromEntries(
+          Object.entries(shipped.mcpServers).map(([name, server]) => [name, { ...server, command: server.command === 'node' ? process.execPath : server.command }]),
+        );
+      },
+      env: { ...passThrough, FREE_MODE: 'true' },
+    });
+  });
+
+  after(async () => {
+    await gateway?.stop();
+  });
+
+  test('GET /v1/tools lists exactly the 18 tool names of the interface', async () => {
+    const response = await fetch(`${gateway.url}/v1/tools`, { headers: walletHeaders() });
+    assert.equal(response.status, 200);
+    const { tools } = (await response.json()) as { tools: Array<{ name: string }> };
+    assert.deepEqual(
+      tools.map((t) => t.name).sort(),
+      [
+        'get_eth_balance', 'get_token_balance', 'get_token_info', 'get_gas_price', 'get_block', 'get_tx_count', 'is_contract',
+        'resolve_ens', 'get_transaction', 'get_crypto_price', 'web_search', 'web_extract', 'read_tweet', 'find_music',
+        'knowledge_search', 'list_tools', 'get_weather', 'get_time',
+      ].sort(),
+    );
+  });
+});
