@@ -84,7 +84,12 @@ async function readErc20(client: PublicClient, chain: ChainConfig, token: Addres
   );
   if (chain.multicall3) {
     const results = await client.multicall({ contracts, allowFailure: true, multicallAddress: chain.multicall3 });
-    return results.map((result) => (result.status === 'success' ? result.result : null));
+    return results.map((result) => {
+      if (result.status === 'success') return result.result;
+      // viem reports a failed aggregate3 call (node unreachable) as a failure of every entry.
+      if (isTransportFailure(result.error)) throw result.error;
+      return null;
+    });
   }
   // No Multicall3: the reads leave together in one JSON-RPC batch (the transport batches).
   return Promise.all(
