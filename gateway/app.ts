@@ -14,6 +14,8 @@ import { registerMetricsRoutes } from './http/metrics.js';
 import { requestContext } from './http/request-context.js';
 import { corsFor } from './http/cors.js';
 import { perIpRateLimit, perWalletRateLimit } from './http/rate-limit.js';
+import { registerToolRoutes } from './http/tools.js';
+import type { ToolRunner } from './tools/types.js';
 import type { Accounts } from './accounts/accounts.js';
 import { authenticate } from './http/auth.js';
 import { registerKeyRoutes } from './http/keys.js';
@@ -32,6 +34,8 @@ export interface AppDeps {
    * work (upstream calls, tool calls) can tie its own AbortSignal to it. Default: never aborted.
    */
   shuttingDown?: AbortSignal;
+  /** The tool host: /v1/tools and /v1/tools/execute (absent: no tool routes). */
+  tools?: ToolRunner;
   /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store). */
   accounts: Accounts;
 }
@@ -90,6 +94,9 @@ export function createApp(deps: AppDeps): Koa {
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
   registerMetricsRoutes(router, { registry: deps.metrics.registry, adminToken: config.adminToken });
   registerModelRoutes(router, gated, config.models);
+  if (deps.tools) {
+    registerToolRoutes(router, gated, { tools: deps.tools, billing: { ledger: deps.accounts.ledger }, shuttingDown: deps.shuttingDown });
+  }
   // Key routes have their own guards: minting a key cannot need a key.
   const walletOnlySteps: Middleware[] = [requireWallet(), perWalletRateLimit(config.limits.perWallet)];
   const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), perWalletRateLimit(config.limits.perWallet)];

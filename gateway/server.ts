@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { gracefulShutdown, type Closer } from './shutdown.js';
+import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { openAccounts } from './accounts/accounts.js';
 import type { KeyvLedger } from './accounts/ledger.js';
 import type { ApiKeys } from './accounts/api-keys.js';
@@ -15,6 +16,8 @@ export interface RunningGateway {
   /** Base URL the gateway listens on, e.g. http://127.0.0.1:8080 */
   url: string;
   logger: Logger;
+  /** The MCP tool host (servers' status, pids, tools). */
+  tools: ToolHost;
   /** The credit ledger, for chat/tool charging and tests. */
   ledger: KeyvLedger;
   /** API keys (tests mint keys here without a SIWE round trip). */
@@ -45,7 +48,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   // Shutdown first: it must see each request before the app does (see gracefulShutdown).
   const shutdown = gracefulShutdown(server, { graceMs: config.server.shutdownGraceMs, logger });
   // The DATA_DIR lock is taken first: a second gateway on the same store refuses before it
-  // spawns anything. Registered first, the store closes last.
+  // spawns anything. Registered first, the store closes last (after the tool host).
   const accounts = await openAccounts({
     dataDir: config.dataDir,
     publicUrl: config.server.publicUrl,
@@ -53,7 +56,16 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     onSweepError: (err) => logger.error({ err }, 'reservation sweep failed'),
   });
   shutdown.onClose(() => accounts.close());
-  const app = createApp({ config, logger, metrics, startedAt, health: [], shuttingDown: shutdown.shuttingDown, accounts });
+  // Tool servers start before we listen, so /v1/tools is complete from the first request.
+  const tools = createToolHost({ servers: config.mcpServers, env, logger, metrics });
+  shutdown.onClose(() => tools.close());
+  try {
+    await tools.start();
+  } catch (err) {
+    await shutdown.close();
+    throw err;
+  }
+  const app = createApp({ config, logger, metrics, startedAt, health: [tools], tools, shuttingDown: shutdown.shuttingDown, accounts });
   server.on('request', app.callback());
   try {
     await new Promise<void>((resolve, reject) => {
@@ -74,6 +86,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     server,
     url,
     logger,
+    tools,
     ledger: accounts.ledger,
     apiKeys: accounts.apiKeys,
     shuttingDown: shutdown.shuttingDown,

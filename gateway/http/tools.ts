@@ -3,7 +3,7 @@
  * Every execute failure carries `ok: false` and `tool` beside the OpenAI error object.
  */
 import type Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
 import type { Ledger, Reservation } from '../accounts/types.js';
 import { GatewayError, InvalidRequest } from '../errors.js';
@@ -11,7 +11,10 @@ import type { ToolRunner } from '../tools/types.js';
 
 export interface ToolRoutesOptions {
   tools: ToolRunner;
-  /** Credits: a successful run costs 1 (reserved before, settled after, released on failure). Absent = free. */
+  /**
+   * Credits: when the request is billed (`ctx.state.billing`, set by auth; false in free mode), a
+   * successful run costs 1, reserved before, settled after, released on failure.
+   */
   billing?: { ledger: Ledger };
   /** Aborted when shutdown cuts in-flight work off. */
   shuttingDown?: AbortSignal;
@@ -29,7 +32,7 @@ const executeBody = z.object({
  * Register the tool routes behind `guard` (wallet header, auth).
  *
  * @example
- *   registerToolRoutes(router, gated, { tools: toolHost, billing: config.freeMode ? undefined : { ledger } })
+ *   registerToolRoutes(router, gated, { tools: toolHost, billing: { ledger } })
  */
 export function registerToolRoutes(router: Router, guard: Middleware, options: ToolRoutesOptions): void {
   const { tools } = options;
@@ -46,16 +49,11 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     };
   });
 
-  router.post('/v1/tools/execute', guard, async (ctx) => {
-    let toolName: string | null = null;
-    ctx.state.errorBody = (err: GatewayError) => ({ ok: false, tool: toolName, ...err.toBody() });
-
+  router.post('/v1/tools/execute', executeErrorShape, guard, async (ctx) => {
     const body: unknown = ctx.request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidRequest('The body must be a JSON object: {"tool": "...", "args": {...}}.');
     }
-    const rawTool = (body as { tool?: unknown }).tool;
-    if (typeof rawTool === 'string') toolName = rawTool;
     const parsed = executeBody.safeParse(body);
     if (!parsed.success) throw new InvalidRequest('tool must be a tool name (a non-empty string).', 'tool');
     const rawArgs = parsed.data.args ?? {};
@@ -69,9 +67,10 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     }
 
     const signal = callSignal(ctx, options.shuttingDown);
-    const reservation = options.billing
-      ? await options.billing.ledger.reserve(ctx.state.wallet as string, TOOL_EXECUTION_CREDITS)
-      : undefined;
+    const reservation =
+      options.billing && ctx.state.billing === true
+        ? await options.billing.ledger.reserve(ctx.state.wallet as string, TOOL_EXECUTION_CREDITS)
+        : undefined;
     let result: unknown;
     try {
       result = await tools.callTool(name, args, { signal });
@@ -82,6 +81,17 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     if (reservation) await options.billing!.ledger.settle(reservation, TOOL_EXECUTION_CREDITS);
     ctx.body = { ok: true, tool: name, result };
   });
+}
+
+/**
+ * Before the guard, so a refused wallet or key also answers `{ok: false, tool, error}`. The body
+ * is already parsed (koa-body runs before the router).
+ */
+async function executeErrorShape(ctx: Context, next: Next): Promise<void> {
+  const tool = (ctx.request.body as { tool?: unknown } | undefined)?.tool;
+  const toolName = typeof tool === 'string' ? tool : null;
+  ctx.state.errorBody = (err: GatewayError) => ({ ok: false, tool: toolName, ...err.toBody() });
+  await next();
 }
 
 /** Aborted when the client goes away before the answer is written, or shutdown cuts work off. */
