@@ -51,7 +51,8 @@ test('GET /metrics is open without ADMIN_TOKEN and needs no wallet; labels are r
 test('with ADMIN_TOKEN set, /metrics needs it as a Bearer token', async () => {
   const gateway = await startTestGateway({ env: { ADMIN_TOKEN } });
   gateways.push(gateway);
-  for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: ADMIN_TOKEN }]) {
+  const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token-wrong-token' }, { authorization: ADMIN_TOKEN }];
+  for (const headers of attempts) {
     const res = await fetch(`${gateway.url}/metrics`, { headers });
     assert.equal(res.status, 401);
     assert.deepEqual(await res.json(), {
