@@ -113,7 +113,7 @@ const plainP50 = plainSamples[Math.floor(plainSamples.length / 2)];
 const sectionCount = projects.reduce((sum, p) => sum + p.sections.length, 0);
 console.log(`corpus: ${projects.length} projects, ${sectionCount} sections; index built in ${buildMs.toFixed(1)} ms`);
 console.log(`questions: ${data.answerable.length} answerable (${noHeadingWord} share no content word with their heading), ${data.unanswerable.length} unanswerable`);
-console.log(`threshold: minCoverage ${DEFAULT_THRESHOLD.minCoverage}, minScorePerTerm ${DEFAULT_THRESHOLD.minScorePerTerm}`);
+console.log(`threshold: ${JSON.stringify(DEFAULT_THRESHOLD)}`);
 console.log('');
 console.log('                     recall@1  recall@3  unanswerable→[]  answerable→[]');
 console.log(`knowledge_search     ${fmt(shipped.recallAt1)}     ${fmt(shipped.recallAt3)}     ${fmt(shipped.unanswerableEmpty)}            ${shipped.answerableEmpty}`);
@@ -124,13 +124,13 @@ if (shipped.misses.length > 0) console.log(`\nmisses of knowledge_search:\n${shi
 
 if (process.argv.includes('--sweep')) {
   console.log('\nthreshold sweep (recall@3 / unanswerable→[] / answerable→[]):');
-  const perTerm = [0, 1, 1.5, 2, 3, 4, 5, 6, 8];
+  const perTerm = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2];
   for (const minTermsWithProjectName of [2, Infinity]) {
   console.log(`\nwith project name, min matched terms: ${minTermsWithProjectName}`);
   console.log(`coverage \\ score/term  ${perTerm.map((s) => String(s).padEnd(16)).join('')}`);
   for (const minCoverage of [0, 0.34, 0.5, 0.6, 0.67, 0.75]) {
     const row = perTerm.map((minScorePerTerm) => {
-      const q = measure(tuned({ minCoverage, minTermsWithProjectName, minScorePerTerm }));
+      const q = measure(tuned({ ...DEFAULT_THRESHOLD, minCoverage, minTermsWithProjectName, minScorePerTerm }));
       return `${q.recallAt3.toFixed(2)}/${q.unanswerableEmpty.toFixed(2)}/${q.answerableEmpty}`.padEnd(16);
     });
     console.log(`${String(minCoverage).padEnd(22)} ${row.join('')}`);

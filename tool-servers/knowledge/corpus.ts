@@ -91,7 +91,7 @@ export function parseProjectFile(source: string, file: string): CorpusProject {
   try {
     raw = parseYaml(match[1]);
   } catch (err) {
-    throw new Error(`front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    throw new Error(`front matter is not valid YAML: ${(err as Error).message.split('\n')[0].replace(/:\s*$/, '')}`);
   }
   const parsed = projectFrontMatterSchema.safeParse(raw);
   if (!parsed.success) {

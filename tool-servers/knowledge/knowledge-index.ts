@@ -25,11 +25,16 @@ export interface RelevanceThreshold {
   minCoverage: number;
   /** …unless it matches the project's name or alias and at least this many query terms in all. */
   minTermsWithProjectName: number;
-  /** Minimum score divided by the number of query terms, so long queries are not favoured. */
+  /**
+   * Minimum score per query term, in units of the corpus's largest BM25 idf, so neither long
+   * queries nor large corpora shift it.
+   */
   minScorePerTerm: number;
+  /** Once a query is answerable, further hits must score at least this share of the best one. */
+  minRelativeScore: number;
 }
 
-export const DEFAULT_THRESHOLD: RelevanceThreshold = { minCoverage: 0.5, minTermsWithProjectName: 2, minScorePerTerm: 4 };
+export const DEFAULT_THRESHOLD: RelevanceThreshold = { minCoverage: 0.6, minTermsWithProjectName: 2, minScorePerTerm: 0.9, minRelativeScore: 0.25 };
 
 export interface KnowledgeSearchOptions {
   /** Project id (file name) to search within; resolve names and aliases with resolveProject. */
@@ -120,6 +125,9 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     processTerm: normalizeTerm,
   });
   miniSearch.addAll([...chunks.values()]);
+  // BM25's largest inverse document frequency (a term in one chunk). Dividing by it keeps the score
+  // threshold meaningful whether the folder holds 3 projects or 300.
+  const maxIdf = Math.log(1 + (Math.max(chunks.size, 1) - 0.5) / 1.5);
 
   const candidates = (query: string, options: Omit<KnowledgeSearchOptions, 'threshold'> = {}): ScoredHit[] => {
     const terms = queryTerms(query);
@@ -130,8 +138,8 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       processTerm: (term) => term,
       boost: FIELD_BOOSTS,
       prefix: (term) => term.length >= 3,
-      // One typo in words of 5–9 letters, two from 10.
-      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+      // One typo from 5 letters, two from 8 (a swapped pair of letters counts as two).
+      fuzzy: (term) => (term.length >= 8 ? 2 : term.length >= 5 ? 1 : false),
       combineWith: 'OR',
       filter: options.projectId ? (result) => chunks.get(result.id)?.projectId === options.projectId : undefined,
     });
@@ -152,7 +160,7 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       matchedTerms,
       coverage: matchedTerms / termCount,
       namesProject: Object.keys(result.match).some((term) => nameTerms.get(chunk.projectId)?.has(term)),
-      scorePerTerm: result.score / termCount,
+      scorePerTerm: result.score / termCount / maxIdf,
     };
   };
 
@@ -162,8 +170,14 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     candidates,
     search(query, options = {}) {
       const threshold = options.threshold ?? DEFAULT_THRESHOLD;
-      return candidates(query, { projectId: options.projectId })
-        .filter((hit) => isRelevant(hit, threshold))
+      const all = candidates(query, { projectId: options.projectId });
+      // Answerability is decided once per query, by its strongest hit; the weaker passages that
+      // follow are kept while they score close enough to the best, so a passage that matched
+      // fewer of the words still appears after the one that matched them all.
+      const best = all.find((hit) => isRelevant(hit, threshold));
+      if (!best) return [];
+      return all
+        .filter((hit) => hit.score >= best.score * threshold.minRelativeScore)
         .slice(0, options.limit ?? 5)
         .map(({ projectId: _p, matchedTerms: _m, coverage: _c, namesProject: _n, scorePerTerm: _s, ...hit }) => hit);
     },
