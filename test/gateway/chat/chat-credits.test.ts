@@ -1,0 +1,107 @@
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
+import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { openaiFor, postChat, startChatGateway } from './chat-harness.js';
+
+let upstream: ScriptedUpstream;
+let gateway: TestGateway;
+before(async () => {
+  upstream = await startScriptedUpstream();
+  gateway = await startChatGateway({
+    upstream,
+    config: (json) => {
+      json.freeMode = false;
+      json.limits = { chatConcurrencyPerWallet: 64 };
+    },
+  });
+});
+after(async () => {
+  await gateway?.stop();
+  await upstream?.close();
+});
+beforeEach(() => upstream.reset());
+
+let walletSeq = 0;
+/** A fresh wallet (lower-case hex passes without a checksum) with a verified key and `credits`. */
+async function fundedWallet(credits: number): Promise<{ wallet: string; key: string }> {
+  walletSeq++;
+  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'ab'.repeat(18)}`;
+  if (credits > 0) await gateway.ledger.grant(wallet, credits);
+  return { wallet, key: await apiKeyFor(gateway, wallet) };
+}
+
+const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Plan something.' }] };
+
+test('the charge is exactly max(1, ceil((prompt + 2 × completion) / 1000)) over every call, with credit headers', async () => {
+  const { wallet, key } = await fundedWallet(100);
+  upstream.script(
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 1200, completion_tokens: 100 } },
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"b"}' }], usage: { prompt_tokens: 1500, completion_tokens: 300 } },
+    { text: 'Done.', usage: { prompt_tokens: 2000, completion_tokens: 400 } },
+  );
+  const { data, response } = await openaiFor(gateway, key, wallet).chat.completions.create(ask).withResponse();
+  // (4700 + 2 × 800) / 1000 = 6.3 → 7
+  assert.deepEqual(data.usage, { prompt_tokens: 4700, completion_tokens: 800, total_tokens: 5500 });
+  assert.equal(response.headers.get('x-credits-charged'), '7');
+  assert.equal(response.headers.get('x-credits-remaining'), '93');
+  const balance = await gateway.ledger.balance(wallet);
+  assert.deepEqual(balance, { address: wallet, credits: 93, total_deposited: 100, total_spent: 7 });
+});
+
+test('a tiny chat still costs the minimum of 1 credit', async () => {
+  const { wallet, key } = await fundedWallet(10);
+  upstream.script({ text: 'Hi.', usage: { prompt_tokens: 3, completion_tokens: 1 } });
+  const res = await postChat(gateway, ask, authHeaders(key, wallet));
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('x-credits-charged'), '1');
+  assert.equal(res.headers.get('x-credits-remaining'), '9');
+});
+
+test('an empty wallet gets 402 insufficient_credits before any upstream call', async () => {
+  const { wallet, key } = await fundedWallet(0);
+  const res = await postChat(gateway, ask, authHeaders(key, wallet));
+  assert.equal(res.status, 402);
+  assert.equal(res.body.error.code, 'insufficient_credits');
+  assert.equal(res.body.error.type, 'insufficient_credits_error');
+  assert.match(res.body.error.message, /^Insufficient credits: balance is 0, this request needs at least \d+\.$/);
+  assert.equal(upstream.requests.length, 0);
+});
+
+test('a wallet holding 3 credits running a script that would cost 20 ends at 0, never below, with what the model wrote', async () => {
+  const { wallet, key } = await fundedWallet(3);
+  // Each call reports 5 credits' worth of tokens; with max_tokens 100 each call's worst case is 1 credit.
+  for (let i = 1; i <= 4; i++) {
+    upstream.script({ text: `Step ${i}.`, toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }], usage: { prompt_tokens: 3000, completion_tokens: 1000 } });
+  }
+  const res = await postChat(gateway, { ...ask, max_tokens: 100 }, authHeaders(key, wallet));
+  assert.equal(res.status, 200);
+  assert.equal(res.body.choices[0].finish_reason, 'length');
+  assert.equal(res.body.choices[0].message.content, 'Step 1.\n\nStep 2.\n\nStep 3.');
+  assert.equal(upstream.requests.length, 3);
+  assert.equal(res.headers.get('x-credits-charged'), '3');
+  assert.equal(res.headers.get('x-credits-remaining'), '0');
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 3, total_spent: 3 });
+});
+
+test('50 concurrent chats from one wallet never overspend it', async () => {
+  const { wallet, key } = await fundedWallet(30);
+  upstream.defaultTurn = { text: 'ok', delayMs: 100, usage: { prompt_tokens: 100, completion_tokens: 20 } };
+  const body = { ...ask, max_tokens: 100, tool_choice: 'none' };
+  const results = await Promise.all(Array.from({ length: 50 }, () => postChat(gateway, body, authHeaders(key, wallet))));
+  const ok = results.filter((r) => r.status === 200);
+  const refused = results.filter((r) => r.status === 402);
+  assert.equal(ok.length + refused.length, 50, JSON.stringify(results.filter((r) => r.status !== 200 && r.status !== 402).map((r) => r.body)));
+  // Every chat costs exactly its 1 reserved credit, so exactly 30 can run, whatever the timing.
+  assert.equal(ok.length, 30);
+  for (const r of refused) assert.equal(r.body.error.code, 'insufficient_credits');
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 30, total_spent: 30 });
+});
+
+test('an upstream failure before any token was produced releases the held credits', async () => {
+  const { wallet, key } = await fundedWallet(10);
+  upstream.script({ status: 400, body: { error: { message: 'bad' } } });
+  const res = await postChat(gateway, ask, authHeaders(key, wallet));
+  assert.equal(res.status, 400);
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
+});

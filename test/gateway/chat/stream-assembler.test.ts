@@ -1,0 +1,77 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { StreamAssembler } from '../../../gateway/chat/stream-assembler.js';
+import { ThinkFilter } from '../../../gateway/chat/think-filter.js';
+import { capped } from '../../../gateway/chat/tool-round.js';
+import { toFunctionTool, ToolOffer } from '../../../gateway/chat/tool-schemas.js';
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+  JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] });
+
+test('ThinkFilter: tags split at every position are removed, other angle brackets survive', () => {
+  const source = 'A<think>hidden</think>B <b> C<think>more';
+  for (let cut = 0; cut <= source.length; cut++) {
+    const filter = new ThinkFilter();
+    const out = filter.push(source.slice(0, cut)) + filter.push(source.slice(cut)) + filter.end();
+    assert.equal(out, 'AB <b> C', `cut at ${cut}`);
+    assert.equal(filter.reasoningChars, 'hidden'.length + 'more'.length);
+  }
+  const open = new ThinkFilter();
+  assert.equal(open.push('x <thi'), 'x ');
+  assert.equal(open.end(), '<thi');
+});
+
+test('StreamAssembler: content deltas as they arrive, vLLM-style split tool calls per index, usage, finish reason', () => {
+  const seen: string[] = [];
+  const a = new StreamAssembler((t) => seen.push(t));
+  a.push(chunk({ role: 'assistant', content: '' }));
+  a.push(chunk({ reasoning_content: 'thinking' }));
+  a.push(chunk({ content: 'Hel' }));
+  a.push(chunk({ content: 'lo' }));
+  a.push(chunk({ tool_calls: [{ index: 1, id: 'b', type: 'function', function: { name: 'two', arguments: '' } }] }));
+  a.push(chunk({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'one', arguments: '{"x"' } }] }));
+  a.push(chunk({ tool_calls: [{ index: 1, function: { arguments: '{}' } }] }));
+  a.push(chunk({ tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }));
+  a.push(chunk({}, 'tool_calls'));
+  a.push('not json');
+  a.push(JSON.stringify({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } }));
+  const round = a.finish();
+  assert.deepEqual(seen, ['Hel', 'lo']);
+  assert.equal(round.text, 'Hello');
+  assert.deepEqual(round.toolCalls, [
+    { id: 'a', type: 'function', function: { name: 'one', arguments: '{"x":1}' } },
+    { id: 'b', type: 'function', function: { name: 'two', arguments: '{}' } },
+  ]);
+  assert.deepEqual(round.usage, { prompt_tokens: 7, completion_tokens: 3 });
+  assert.equal(round.finishReason, 'tool_calls');
+  assert.equal(round.producedChars, 'Hello'.length + 'thinking'.length + 'one{"x":1}two{}'.length);
+});
+
+test('StreamAssembler: Ollama-style whole calls (object arguments, no id) and a repeated name', () => {
+  const a = new StreamAssembler(() => {});
+  a.push(chunk({ tool_calls: [{ function: { name: 'get_time', arguments: { zone: 'UTC' } } }, { function: { name: 'x', arguments: '{}' } }] }));
+  a.push(chunk({ tool_calls: [{ index: 1, function: { name: 'x' } }] }));
+  a.push(chunk({ tool_calls: [{ index: 5, function: { arguments: '{}' } }] })); // no name: cannot run
+  const round = a.finish();
+  assert.deepEqual(round.toolCalls, [
+    { id: 'call_0', type: 'function', function: { name: 'get_time', arguments: '{"zone":"UTC"}' } },
+    { id: 'call_1', type: 'function', function: { name: 'x', arguments: '{}' } },
+  ]);
+  assert.equal(round.usage, undefined);
+});
+
+test('capped leaves short text alone and marks a cut', () => {
+  assert.equal(capped('abc', 3), 'abc');
+  assert.equal(capped('abcdef', 3), 'abc\n[truncated: 3 of 6 characters shown]');
+});
+
+test('ToolOffer converts MCP tools once and reuses the conversion', () => {
+  const infos = [{ name: 't', description: 'd', inputSchema: { type: 'object', properties: { a: { type: 'string' } } }, params: ['a'], server: 's' }];
+  const offer = new ToolOffer();
+  const first = offer.functionsFor(infos);
+  assert.deepEqual(first, [toFunctionTool(infos[0])]);
+  assert.equal(offer.functionsFor(infos), first);
+  assert.equal(offer.functionsFor([...infos]), first);
+  assert.notEqual(offer.functionsFor([{ ...infos[0], name: 'u' }]), first);
+  assert.deepEqual(toFunctionTool({ ...infos[0], inputSchema: {} }).function.parameters, { type: 'object', properties: {} });
+});
