@@ -40,13 +40,19 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 const indexKey = (address: string) => `wallet:${address}`;
 
 export class ApiKeys {
   private readonly mutex = new KeyedMutex();
 
-  constructor(private readonly store: AccountsStore) {}
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: AccountsStore,
+    options: { now?: () => number } = {},
+  ) {
+    this.now = options.now ?? Date.now;
+  }
 
   /** Mint a key for `address`; the plaintext exists only in the return value. */
   async create(options: { address: string; name: string; verified: boolean }): Promise<{ key: string; record: ApiKeyRecord }> {
@@ -57,7 +63,7 @@ export class ApiKeys {
       id: `key_${randomBytes(9).toString('base64url')}`,
       name: options.name,
       address,
-      created_at: nowSeconds(),
+      created_at: Math.floor(this.now() / 1000),
       last_used_at: null,
       verified: options.verified,
       prefix: key.slice(0, KEY_PREFIX.length + 4),
@@ -81,7 +87,7 @@ export class ApiKeys {
 
   /** Record a use; writes only when the stored last_used_at is a minute old or more. */
   async touch(key: string, record: ApiKeyRecord): Promise<void> {
-    const now = Date.now();
+    const now = this.now();
     if (record.last_used_at !== null && now - record.last_used_at * 1000 < TOUCH_INTERVAL_MS) return;
     const hash = hashKey(key);
     await this.mutex.run(record.address, async () => {

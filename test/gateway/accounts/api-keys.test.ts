@@ -1,0 +1,123 @@
+/**
+ * API keys at rest and over their life: only the SHA-256 lives in DATA_DIR (checked in the raw
+ * bytes of every file), listing shows no secret, last_used_at is written at most once a minute,
+ * and a revoked key stops working at once.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { ApiKeys, hashKey } from '../../../gateway/accounts/api-keys.js';
+import { openStore } from '../../../gateway/accounts/store.js';
+import { ALICE, BOB, call, errorOf, mintVerifiedKey, startAccountsGateway } from './support.js';
+
+const alice = ALICE.address.toLowerCase();
+let gw: TestGateway;
+before(async () => {
+  gw = await startAccountsGateway();
+});
+after(() => gw.stop());
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
+
+test('DATA_DIR holds only the SHA-256 of a key, never the key', async () => {
+  const keys = [await mintVerifiedKey(gw, ALICE, 'one'), await mintVerifiedKey(gw, ALICE, 'two')];
+  // Use them, so last_used_at writes happen too.
+  for (const key of keys) assert.equal((await call(`${gw.url}/credits/balance`, { headers: authHeaders(key, alice) })).status, 200);
+  const files = filesUnder(gw.dataDir);
+  assert.ok(files.some((f) => f.endsWith('.sqlite')), `store files: ${files.join(', ')}`);
+  const bytes = Buffer.concat(files.map((f) => readFileSync(f)));
+  for (const key of keys) {
+    assert.equal(bytes.indexOf(key), -1, 'the plaintext key is in DATA_DIR');
+    assert.equal(bytes.indexOf(key.slice(3)), -1, 'the key body is in DATA_DIR');
+    assert.equal(bytes.indexOf(Buffer.from(key.slice(3), 'base64url')), -1, 'the raw key bytes are in DATA_DIR');
+  }
+  // The store does hold the hashes (the WAL or the main file), which is what lookups use.
+  assert.notEqual(bytes.indexOf(hashKey(keys[0])), -1);
+  assert.ok(!gw.rawLogs().includes(keys[0]));
+});
+
+test('GET /auth/api-keys lists the wallet\'s keys without any secret', async () => {
+  const key = await mintVerifiedKey(gw, BOB, 'bob-only');
+  const answer = await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(key, BOB.address) });
+  assert.equal(answer.status, 200);
+  assert.equal(answer.body.object, 'list');
+  assert.equal(answer.body.data.length, 1);
+  const [listed] = answer.body.data;
+  assert.deepEqual(Object.keys(listed).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'verified']);
+  assert.equal(listed.name, 'bob-only');
+  assert.equal(listed.verified, true);
+  assert.match(listed.id, /^key_[A-Za-z0-9_-]{12}$/);
+  assert.equal(listed.prefix, key.slice(0, 7));
+  assert.ok(Math.abs(listed.created_at - Date.now() / 1000) < 60);
+  // Listing is a use of the key: last_used_at is set now.
+  assert.ok(Math.abs(listed.last_used_at - Date.now() / 1000) < 60);
+  const text = JSON.stringify(answer.body);
+  assert.ok(!text.includes(key) && !text.includes(hashKey(key)));
+});
+
+test('last_used_at is written at most once a minute per key', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-keys-'));
+  const store = await openStore(dir);
+  try {
+    let now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const keys = new ApiKeys(store, { now: () => now });
+    const { key, record } = await keys.create({ address: alice, name: 'touch', verified: true });
+    assert.equal(record.last_used_at, null);
+    const seen = async () => (await keys.find(key))!.last_used_at;
+    await keys.touch(key, (await keys.find(key))!);
+    assert.equal(await seen(), now / 1000);
+    const firstUse = now / 1000;
+    now += 59_000;
+    await keys.touch(key, (await keys.find(key))!);
+    assert.equal(await seen(), firstUse, 'written again within a minute');
+    now += 2_000;
+    // A caller holding a stale view does not matter: the stored value decides.
+    await keys.touch(key, record);
+    assert.equal(await seen(), firstUse + 61);
+    // A revoked key is not brought back by a late touch.
+    assert.equal(await keys.revoke(alice, record.id), true);
+    now += 120_000;
+    await keys.touch(key, record);
+    assert.equal(await keys.find(key), undefined);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('DELETE /auth/api-keys/:id revokes at once; unknown ids and other wallets\' ids are 404', async () => {
+  const keep = await mintVerifiedKey(gw, ALICE, 'keep');
+  const drop = await mintVerifiedKey(gw, ALICE, 'drop');
+  const bobKey = await mintVerifiedKey(gw, BOB, 'bob');
+  const list = await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) });
+  const dropId = list.body.data.find((k: { name: string }) => k.name === 'drop').id as string;
+
+  // Bob cannot revoke Alice's key (it is not among his).
+  const foreign = await call(`${gw.url}/auth/api-keys/${dropId}`, { method: 'DELETE', headers: authHeaders(bobKey, BOB.address) });
+  assert.deepEqual(errorOf(foreign), { status: 404, code: 'api_key_not_found', type: 'not_found_error' });
+  assert.equal(foreign.body.error.message, `This wallet has no API key "${dropId}".`);
+  assert.equal((await call(`${gw.url}/credits/balance`, { headers: authHeaders(drop, alice) })).status, 200);
+
+  const revoked = await call(`${gw.url}/auth/api-keys/${dropId}`, { method: 'DELETE', headers: authHeaders(keep, alice) });
+  assert.equal(revoked.status, 200);
+  assert.deepEqual(revoked.body, { id: dropId, revoked: true });
+  const after = await call(`${gw.url}/credits/balance`, { headers: authHeaders(drop, alice) });
+  assert.deepEqual(errorOf(after), { status: 401, code: 'invalid_api_key', type: 'authentication_error' });
+  const again = await call(`${gw.url}/auth/api-keys/${dropId}`, { method: 'DELETE', headers: authHeaders(keep, alice) });
+  assert.equal(again.status, 404);
+  const names = (await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.data.map((k: { name: string }) => k.name);
+  assert.ok(names.includes('keep') && !names.includes('drop'));
+
+  // A key may revoke itself; it is refused right after.
+  const keepId = (await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.data.find((k: { name: string }) => k.name === 'keep').id;
+  assert.equal((await call(`${gw.url}/auth/api-keys/${keepId}`, { method: 'DELETE', headers: authHeaders(keep, alice) })).status, 200);
+  assert.equal((await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.error.code, 'invalid_api_key');
+});
