@@ -1,0 +1,103 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '../../../gateway/config.js';
+import { resolveServer } from '../../../gateway/tools/server-supervisor.js';
+import { createToolHost } from '../../../gateway/tools/tool-host.js';
+import { capturingLogger, fixtureServer, isAlive, runnableEnv } from './fixture-servers.js';
+
+const FAMILIES = ['onchain', 'web', 'knowledge', 'utility'];
+
+function shippedConfig(env: Record<string, string>) {
+  return parseConfig(JSON.parse(readFileSync('config/gateway.json', 'utf8')), env);
+}
+
+/** Variables README documents per tool server: table rows `| (<server> server) | \`VAR\` | …`. */
+function documentedVariables(): Map<string, string[]> {
+  const byServer = new Map<string, string[]>();
+  for (const match of readFileSync('README.md', 'utf8').matchAll(/^\|\s*\((\w+) server\)\s*\|\s*`([A-Z][A-Z0-9_]*)`/gm)) {
+    const [, server, variable] = match;
+    byServer.set(server, [...(byServer.get(server) ?? []), variable]);
+  }
+  return byServer;
+}
+
+test('the shipped config runs each family server from dist with node', () => {
+  const config = shippedConfig({});
+  assert.deepEqual(Object.keys(config.mcpServers).sort(), [...FAMILIES].sort());
+  for (const family of FAMILIES) {
+    const server = config.mcpServers[family];
+    assert.ok('command' in server);
+    assert.equal(server.command, 'node');
+    assert.deepEqual(server.args, [`dist/tool-servers/${family}/main.js`]);
+    assert.equal(server.disabled, false);
+    assert.equal(server.prefix, '');
+  }
+});
+
+test('the shipped config passes each server every variable README documents for it, and nothing else of the gateway', () => {
+  const documented = documentedVariables();
+  for (const server of documented.keys()) assert.ok(FAMILIES.includes(server), `README documents variables for an unknown server "${server}"`);
+  const env: Record<string, string> = { ...runnableEnv(), GATEWAY_ONLY_SECRET: 'never-forwarded', UPSTREAM_API_KEY: 'upstream-secret' };
+  for (const variables of documented.values()) for (const variable of variables) env[variable] = `fixture-${variable}`;
+  const config = shippedConfig(env);
+  for (const family of FAMILIES) {
+    const resolved = resolveServer(family, config.mcpServers[family], env);
+    assert.equal(resolved.kind, 'stdio');
+    if (resolved.kind !== 'stdio') continue;
+    for (const variable of documented.get(family) ?? []) {
+      assert.equal(resolved.env[variable], `fixture-${variable}`, `${variable} must reach the ${family} server`);
+    }
+    assert.equal(resolved.env.GATEWAY_ONLY_SECRET, undefined);
+    assert.equal(resolved.env.UPSTREAM_API_KEY, undefined);
+    assert.equal(resolved.env.PATH, process.env.PATH);
+  }
+});
+
+test('with the shipped config every family server starts under the host and stops with it', async () => {
+  const { logger } = capturingLogger();
+  const env = runnableEnv();
+  const host = createToolHost({ servers: shippedConfig(env).mcpServers, env, logger });
+  try {
+    await host.start();
+    const health = host.health();
+    assert.deepEqual(
+      health.fields.tool_servers.map((s) => [s.name, s.status]),
+      FAMILIES.map((name) => [name, 'up']),
+    );
+    assert.equal(health.degraded, false);
+    const pids = FAMILIES.map((name) => host.server(name)!.pid!);
+    await host.close();
+    assert.deepEqual(pids.filter(isAlive), []);
+  } finally {
+    await host.close();
+  }
+});
+
+test('the built gateway exits 1 naming both servers when two offer one tool name', async () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'switchyard-dup-'));
+  try {
+    const config = JSON.parse(readFileSync('config/gateway.json', 'utf8')) as Record<string, unknown>;
+    config.mcpServers = { first: fixtureServer('echo'), second: fixtureServer('duplicate') };
+    config.server = { port: 0, host: '127.0.0.1' };
+    const path = join(scratch, 'gateway.json');
+    writeFileSync(path, JSON.stringify(config));
+    const child = spawn(process.execPath, ['dist/gateway/main.js'], {
+      env: { ...runnableEnv(), SWITCHYARD_CONFIG: path, DATA_DIR: join(scratch, 'data'), LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+    assert.equal(code, 1);
+    assert.equal(
+      stderr.trim(),
+      'switchyard: failed to start: Tool "echo" is offered by both "first" and "second". Give one of them a "prefix" in mcpServers (e.g. "prefix": "second_").',
+    );
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});
