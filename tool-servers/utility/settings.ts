@@ -78,7 +78,8 @@ const envSchema = z.object({
       }
       return [...new Set(names)] as PriceProviderName[];
     }),
-  UTILITY_TIMEOUT_MS: wholeNumber('UTILITY_TIMEOUT_MS', 8_000, 50, 60_000),
+  // Four providers in a row must still finish inside the gateway's per-call tool timeout.
+  UTILITY_TIMEOUT_MS: wholeNumber('UTILITY_TIMEOUT_MS', 5_000, 50, 60_000),
   PRICE_CACHE_TTL_MS: wholeNumber('PRICE_CACHE_TTL_MS', MAX_PRICE_CACHE_TTL_MS, 0, MAX_PRICE_CACHE_TTL_MS),
 });
 

@@ -22,7 +22,7 @@ const INVALID_SYMBOL = -1121;
  * `<SYMBOL>USDT` pair, so only for usd or usdt. One call gives the last price and the 24 h change.
  *
  * @example
- *   await createBinanceSource({ baseUrl: 'https://data-api.binance.vision', timeoutMs: 8000 })
+ *   await createBinanceSource({ baseUrl: 'https://data-api.binance.vision', timeoutMs: 5000 })
  *     .fetchQuote({ kind: 'symbol', symbol: 'PEPE' }, 'usd', signal)
  */
 export function createBinanceSource(options: BinanceOptions): PriceSource {

@@ -24,7 +24,7 @@ const assetListSchema = z.object({ data: z.array(assetSchema), timestamp: z.numb
  * come in market-cap rank order, so the first exact ticker match is the largest). USD only.
  *
  * @example
- *   await createCoinCapSource({ baseUrl: 'https://api.coincap.io', timeoutMs: 8000 })
+ *   await createCoinCapSource({ baseUrl: 'https://api.coincap.io', timeoutMs: 5000 })
  *     .fetchQuote({ kind: 'asset', id: 'bitcoin', coincapId: 'bitcoin' }, 'usd', signal)
  */
 export function createCoinCapSource(options: CoinCapOptions): PriceSource {

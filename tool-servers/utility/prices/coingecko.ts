@@ -8,8 +8,9 @@ export interface CoinGeckoOptions {
   timeoutMs: number;
 }
 
-// `{ "<id or address>": { "usd": 1.2, "usd_24h_change": 3.4, "usd_market_cap": 5, "last_updated_at": 1711356300 } }`
-const simplePriceSchema = z.record(z.string(), z.record(z.string(), z.number().nullable()));
+// `{ "<id or address>": { "usd": 1.2, "usd_24h_change": 3.4, "usd_market_cap": 5, "last_updated_at": 1711356300 } }`.
+// Inner values stay unknown so a field CoinGecko adds later cannot break parsing; we read numbers only.
+const simplePriceSchema = z.record(z.string(), z.record(z.string(), z.unknown()));
 
 /**
  * CoinGecko `/api/v3/simple/price` (by id) and `/simple/token_price/{platform}` (by contract),
@@ -17,7 +18,7 @@ const simplePriceSchema = z.record(z.string(), z.record(z.string(), z.number().n
  * in the pro header when the base URL is the pro host (`https://pro-api.coingecko.com`).
  *
  * @example
- *   const source = createCoinGeckoSource({ baseUrl: 'https://api.coingecko.com', timeoutMs: 8000 })
+ *   const source = createCoinGeckoSource({ baseUrl: 'https://api.coingecko.com', timeoutMs: 5000 })
  *   await source.fetchQuote({ kind: 'asset', id: 'bitcoin', coincapId: 'bitcoin' }, 'usd', signal)
  */
 export function createCoinGeckoSource(options: CoinGeckoOptions): PriceSource {

@@ -20,7 +20,7 @@ const currentPricesSchema = z.object({
  * It has no 24 h change or market cap.
  *
  * @example
- *   await createDefiLlamaSource({ baseUrl: 'https://coins.llama.fi', timeoutMs: 8000 })
+ *   await createDefiLlamaSource({ baseUrl: 'https://coins.llama.fi', timeoutMs: 5000 })
  *     .fetchQuote({ kind: 'asset', id: 'ethereum', coincapId: 'ethereum' }, 'usd', signal)
  */
 export function createDefiLlamaSource(options: DefiLlamaOptions): PriceSource {

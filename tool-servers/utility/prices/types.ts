@@ -36,9 +36,10 @@ export interface PriceSource {
 }
 
 /** Shared by the providers: a number only when it is a finite number. */
-export function finiteOrUndefined(value: number | string | null | undefined): number | undefined {
-  if (value === null || value === undefined || value === '') return undefined;
-  const n = typeof value === 'number' ? value : Number(value);
+export function finiteOrUndefined(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value !== 'string' || value.trim() === '') return undefined;
+  const n = Number(value);
   return Number.isFinite(n) ? n : undefined;
 }
 

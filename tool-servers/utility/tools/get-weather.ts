@@ -56,7 +56,7 @@ export interface WeatherDeps {
  * read for its coordinates. WMO codes come back with words.
  *
  * @example
- *   createGetWeatherTool({ forecastBaseUrl: 'https://api.open-meteo.com', geocodingBaseUrl: 'https://geocoding-api.open-meteo.com', timeoutMs: 8000 })
+ *   createGetWeatherTool({ forecastBaseUrl: 'https://api.open-meteo.com', geocodingBaseUrl: 'https://geocoding-api.open-meteo.com', timeoutMs: 5000 })
  */
 export function createGetWeatherTool(deps: WeatherDeps) {
   return defineTool({

@@ -43,7 +43,7 @@ const searchSchema = z.object({
  * is none. Provider failures become `upstream_unavailable` / `timeout` ToolErrors.
  *
  * @example
- *   await geocodePlace('Berlin', { baseUrl: 'https://geocoding-api.open-meteo.com', timeoutMs: 8000, signal })
+ *   await geocodePlace('Berlin', { baseUrl: 'https://geocoding-api.open-meteo.com', timeoutMs: 5000, signal })
  *   // { name: 'Berlin', country: 'Germany', latitude: 52.52437, longitude: 13.41053, timezone: 'Europe/Berlin', … }
  */
 export async function geocodePlace(name: string, options: GeocodingOptions): Promise<Place | undefined> {

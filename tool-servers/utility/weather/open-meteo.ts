@@ -47,7 +47,7 @@ export type Forecast = z.infer<typeof forecastSchema>;
  * place's own time zone (`timezone=auto`). Imperial units ask Open-Meteo for °F and mph.
  *
  * @example
- *   await fetchForecast(52.52, 13.41, { baseUrl: 'https://api.open-meteo.com', timeoutMs: 8000, signal, units: 'metric', days: 3 })
+ *   await fetchForecast(52.52, 13.41, { baseUrl: 'https://api.open-meteo.com', timeoutMs: 5000, signal, units: 'metric', days: 3 })
  */
 export async function fetchForecast(latitude: number, longitude: number, options: ForecastOptions): Promise<Forecast> {
   const params = new URLSearchParams({
