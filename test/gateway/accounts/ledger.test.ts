@@ -1,0 +1,296 @@
+/**
+ * The credit ledger: no overspend under 200 concurrent reserve+settle, exact settle/extend/
+ * release semantics, idempotent grants over the admin API, reservation expiry (timer and on
+ * access), survival across a restart, and the charging helper.
+ */
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { authHeaders, apiKeyFor, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { GatewayError } from '../../../gateway/errors.js';
+import { openStore, type AccountsStore } from '../../../gateway/accounts/store.js';
+import { KeyvLedger } from '../../../gateway/accounts/ledger.js';
+import { startCharge, withCharge } from '../../../gateway/accounts/charging.js';
+import type { Ledger } from '../../../gateway/accounts/types.js';
+import { ADMIN_TOKEN, ALICE, BOB, call, errorOf, startAccountsGateway } from './support.js';
+
+const alice = ALICE.address.toLowerCase();
+const bob = BOB.address.toLowerCase();
+const adminHeaders = (idempotencyKey?: string) => ({
+  authorization: `Bearer ${ADMIN_TOKEN}`,
+  'content-type': 'application/json',
+  ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+});
+
+function grant(gw: TestGateway, address: string, amount: unknown, idempotencyKey?: string) {
+  return call(`${gw.url}/admin/credits/grant`, { method: 'POST', headers: adminHeaders(idempotencyKey), body: { address, amount } });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('ledger behind a running gateway', () => {
+  let gw: TestGateway;
+  let aliceKey: string;
+  before(async () => {
+    gw = await startAccountsGateway();
+    aliceKey = await apiKeyFor(gw, alice);
+  });
+  after(() => gw.stop());
+
+  test('200 concurrent reserve+settle of 1 on a wallet holding 50: exactly 50 succeed', async () => {
+    const wallet = '0x' + '1'.repeat(40);
+    assert.equal((await grant(gw, wallet, 50, 'race-50')).status, 200);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 200 }, async () => {
+        const hold = await gw.ledger.reserve(wallet, 1);
+        return gw.ledger.settle(hold, 1);
+      }),
+    );
+    const ok = outcomes.filter((o) => o.status === 'fulfilled');
+    assert.equal(ok.length, 50);
+    for (const o of outcomes) {
+      if (o.status === 'fulfilled') assert.equal(o.value.charged, 1);
+      else {
+        assert.ok(o.reason instanceof GatewayError);
+        assert.equal(o.reason.status, 402);
+        assert.equal(o.reason.code, 'insufficient_credits');
+        assert.match(o.reason.message, /^Insufficient credits: balance is 0, this request needs at least 1\.$/);
+      }
+    }
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 50, total_spent: 50 });
+    const key = await apiKeyFor(gw, wallet);
+    const answer = await call(`${gw.url}/credits/balance`, { headers: authHeaders(key, wallet) });
+    assert.deepEqual(answer.body, { address: wallet, credits: 0, total_deposited: 50, total_spent: 50 });
+  });
+
+  test('an unknown wallet is all zeros', async () => {
+    const answer = await call(`${gw.url}/credits/balance`, { headers: authHeaders(aliceKey, alice) });
+    assert.deepEqual(answer.body, { address: alice, credits: 0, total_deposited: 0, total_spent: 0 });
+  });
+
+  test('settle charges min(cost, reserved); settle and release are idempotent; extend holds more', async () => {
+    await gw.ledger.grant(bob, 20);
+    const hold = await gw.ledger.reserve(bob, 5);
+    assert.deepEqual(hold, { id: hold.id, wallet: bob, amount: 5 });
+    assert.equal((await gw.ledger.balance(bob)).credits, 15);
+    const bigger = await gw.ledger.extend(hold, 3);
+    assert.equal(bigger.amount, 8);
+    assert.equal((await gw.ledger.balance(bob)).credits, 12);
+    await assert.rejects(gw.ledger.extend(bigger, 13), { status: 402, code: 'insufficient_credits', message: 'Insufficient credits: balance is 12, this request needs at least 13.' });
+    assert.deepEqual(await gw.ledger.settle(bigger, 100), { charged: 8, remaining: 12 });
+    assert.deepEqual(await gw.ledger.settle(bigger, 100), { charged: 8, remaining: 12 });
+    await gw.ledger.release(bigger); // after settle: nothing to give back
+    assert.deepEqual(await gw.ledger.balance(bob), { address: bob, credits: 12, total_deposited: 20, total_spent: 8 });
+    await assert.rejects(gw.ledger.extend(bigger, 1), { status: 409, code: 'reservation_closed' });
+
+    const second = await gw.ledger.reserve(bob, 4);
+    assert.deepEqual(await gw.ledger.settle(second, 2), { charged: 2, remaining: 10 });
+    const third = await gw.ledger.reserve(bob, 10);
+    await gw.ledger.release(third);
+    await gw.ledger.release(third);
+    assert.deepEqual(await gw.ledger.settle(third, 5), { charged: 0, remaining: 10 });
+    assert.deepEqual(await gw.ledger.balance(bob), { address: bob, credits: 10, total_deposited: 20, total_spent: 10 });
+    assert.throws(() => gw.ledger.reserve(bob, 0), RangeError);
+    assert.throws(() => gw.ledger.settle(third, 1.5), RangeError);
+  });
+
+  test('admin grants: Idempotency-Key makes a repeat return the first result and grant nothing', async () => {
+    const wallet = '0x' + '2'.repeat(40);
+    const first = await grant(gw, wallet, 30, 'grant-abc');
+    assert.equal(first.status, 200);
+    assert.deepEqual(first.body, { address: wallet, credits: 30, total_deposited: 30, total_spent: 0, granted: 30 });
+    const repeats = await Promise.all(Array.from({ length: 10 }, () => grant(gw, wallet, 30, 'grant-abc')));
+    for (const r of repeats) assert.deepEqual(r.body, first.body);
+    assert.equal((await gw.ledger.balance(wallet)).total_deposited, 30);
+    const reused = await grant(gw, wallet, 31, 'grant-abc');
+    assert.deepEqual(errorOf(reused), { status: 409, code: 'idempotency_key_reused', type: 'invalid_request_error' });
+    assert.equal(reused.body.error.param, 'Idempotency-Key');
+    // Ten different keys at once: ten grants.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => grant(gw, wallet, 1, `grant-many-${i}`)));
+    assert.equal((await gw.ledger.balance(wallet)).total_deposited, 40);
+    const byGet = await call(`${gw.url}/admin/credits/0x1234`, { headers: adminHeaders() });
+    assert.deepEqual([byGet.status, byGet.body.error.code, byGet.body.error.param], [400, 'invalid_wallet_address', 'address']);
+    assert.deepEqual((await call(`${gw.url}/admin/credits/${wallet}`, { headers: adminHeaders() })).body, {
+      address: wallet,
+      credits: 40,
+      total_deposited: 40,
+      total_spent: 0,
+    });
+  });
+
+  test('admin grant input errors', async () => {
+    const missingKey = await grant(gw, alice, 5);
+    assert.deepEqual([missingKey.status, missingKey.body.error.code, missingKey.body.error.param], [400, 'missing_idempotency_key', 'Idempotency-Key']);
+    for (const amount of [0, -1, 1.5, '5', 1e13]) {
+      const answer = await grant(gw, alice, amount, `bad-${amount}`);
+      assert.deepEqual([answer.status, answer.body.error.code, answer.body.error.param], [400, 'invalid_request', 'amount'], String(amount));
+    }
+    const badAddress = await grant(gw, '0x1234', 5, 'bad-address');
+    assert.deepEqual([badAddress.status, badAddress.body.error.code, badAddress.body.error.param], [400, 'invalid_wallet_address', 'address']);
+    assert.equal((await gw.ledger.balance(alice)).total_deposited, 0);
+  });
+});
+
+describe('reservation expiry', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startAccountsGateway({ accounts: { reservationTtlMs: 300 } });
+  });
+  after(() => gw.stop());
+
+  test('an unsettled reservation is released after its TTL; a late settle charges nothing', async () => {
+    const wallet = '0x' + '3'.repeat(40);
+    await gw.ledger.grant(wallet, 10);
+    const hold = await gw.ledger.reserve(wallet, 7);
+    assert.equal((await gw.ledger.balance(wallet)).credits, 3);
+    await sleep(900);
+    const key = await apiKeyFor(gw, wallet);
+    assert.deepEqual((await call(`${gw.url}/credits/balance`, { headers: authHeaders(key, wallet) })).body, {
+      address: wallet,
+      credits: 10,
+      total_deposited: 10,
+      total_spent: 0,
+    });
+    assert.deepEqual(await gw.ledger.settle(hold, 7), { charged: 0, remaining: 10 });
+    await assert.rejects(gw.ledger.extend(hold, 1), { code: 'reservation_closed' });
+  });
+
+  test('extend keeps a live reservation alive for another TTL', async () => {
+    const wallet = '0x' + '4'.repeat(40);
+    await gw.ledger.grant(wallet, 10);
+    let hold = await gw.ledger.reserve(wallet, 2);
+    // Five gaps of 100 ms: together longer than the 300 ms TTL, each well inside it.
+    for (let i = 0; i < 5; i++) {
+      await sleep(100);
+      hold = await gw.ledger.extend(hold, 1);
+    }
+    assert.deepEqual(await gw.ledger.settle(hold, 7), { charged: 7, remaining: 3 });
+  });
+});
+
+describe('ledger over a store directly', () => {
+  let dir: string;
+  let store: AccountsStore;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'switchyard-ledger-'));
+    store = await openStore(dir);
+  });
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the timer releases expired holds with no access to the wallet, and finds holds left by a previous process', async () => {
+    const wallet = '0x' + '5'.repeat(40);
+    // A previous "process": reserves, then dies without settling (no timer running).
+    const crashed = new KeyvLedger(store, { reservationTtlMs: 200 });
+    await crashed.grant(wallet, 9);
+    await crashed.reserve(wallet, 4);
+    const raw = async () => (await store.balances.get(wallet)) as { credits: number; holds: Record<string, unknown> };
+    assert.equal((await raw()).credits, 5);
+    // The next process starts its sweeper; nobody touches the wallet.
+    const next = new KeyvLedger(store, { reservationTtlMs: 200, sweepIntervalMs: 50 });
+    await next.start();
+    try {
+      await sleep(600);
+      const record = await raw();
+      assert.equal(record.credits, 9);
+      assert.deepEqual(record.holds, {});
+    } finally {
+      await next.stop();
+    }
+  });
+
+  test('a damaged record stops the step instead of reading as an empty wallet', async () => {
+    const wallet = '0x' + '6'.repeat(40);
+    await store.balances.set(wallet, { credits: -5 });
+    const ledger = new KeyvLedger(store, { reservationTtlMs: 1_000 });
+    await assert.rejects(ledger.reserve(wallet, 1), /ledger: the record of 0x6{40} is damaged/);
+  });
+});
+
+describe('balances survive a restart', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-restart-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('grants, spends and keys are there after stop and start', async () => {
+    let gw = await startAccountsGateway({ dataDir });
+    const key = await apiKeyFor(gw, alice);
+    await grant(gw, alice, 25, 'restart-1');
+    await gw.ledger.settle(await gw.ledger.reserve(alice, 5), 4);
+    await gw.stop();
+    gw = await startAccountsGateway({ dataDir });
+    try {
+      const answer = await call(`${gw.url}/credits/balance`, { headers: authHeaders(key, alice) });
+      assert.deepEqual(answer.body, { address: alice, credits: 21, total_deposited: 25, total_spent: 4 });
+      // The idempotency record survived too.
+      assert.equal((await grant(gw, alice, 25, 'restart-1')).body.total_deposited, 25);
+      assert.equal((await gw.ledger.balance(alice)).total_deposited, 25);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
+describe('charging helper', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startAccountsGateway();
+  });
+  after(() => gw.stop());
+
+  test('reserve, run, settle the reported cost; release when the work throws', async () => {
+    const wallet = '0x' + '7'.repeat(40);
+    await gw.ledger.grant(wallet, 10);
+    const result = await withCharge(gw.ledger, { wallet, billing: true, reserve: 4 }, async (charge) => {
+      assert.equal((await gw.ledger.balance(wallet)).credits, 6);
+      await charge.extend(2);
+      assert.equal(charge.reservation?.amount, 6);
+      return { result: 'done', cost: 5 };
+    });
+    assert.equal(result, 'done');
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 10, total_spent: 5 });
+    await assert.rejects(
+      withCharge(gw.ledger, { wallet, billing: true, reserve: 3 }, async () => {
+        throw new Error('tool failed');
+      }),
+      /tool failed/,
+    );
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 10, total_spent: 5 });
+    await assert.rejects(withCharge(gw.ledger, { wallet, billing: true, reserve: 6 }, async () => ({ result: 1, cost: 1 })), {
+      status: 402,
+      code: 'insufficient_credits',
+      message: 'Insufficient credits: balance is 5, this request needs at least 6.',
+    });
+  });
+
+  test('with billing off the ledger is never touched', async () => {
+    const untouchable: Ledger = new Proxy({} as Ledger, {
+      get: () => {
+        throw new Error('ledger used in free mode');
+      },
+    });
+    const charge = await startCharge(untouchable, { wallet: alice, billing: false, reserve: 100 });
+    await charge.extend(5);
+    assert.deepEqual(await charge.settle(7), { charged: 0, remaining: 0 });
+    await charge.release();
+    assert.equal(await withCharge(untouchable, { wallet: alice, billing: false, reserve: 1 }, async () => ({ result: 42, cost: 1 })), 42);
+  });
+});
+
+test('free mode: GET /credits/balance with the wallet header alone', async () => {
+  const gw = await startAccountsGateway({ freeMode: true });
+  try {
+    await gw.ledger.grant(alice, 3);
+    assert.deepEqual((await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice) })).body, {
+      address: alice,
+      credits: 3,
+      total_deposited: 3,
+      total_spent: 0,
+    });
+  } finally {
+    await gw.stop();
+  }
+});
