@@ -105,3 +105,33 @@ test('an upstream failure before any token was produced releases the held credit
   assert.equal(res.status, 400);
   assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
 });
+
+test('a cancelled stream settles what was consumed and holds nothing afterwards', async () => {
+  const { wallet, key } = await fundedWallet(20);
+  upstream.script(
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 2500, completion_tokens: 500 } },
+    { text: ['Partial', ' never sent'], holdLast: true },
+  );
+  const controller = new AbortController();
+  const res = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: authHeaders(key, wallet),
+    body: JSON.stringify({ ...ask, stream: true }),
+    signal: controller.signal,
+  });
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!text.includes('Partial')) text += new TextDecoder().decode((await reader.read()).value);
+  await upstream.held();
+  controller.abort();
+  await upstream.abortedRequest();
+  upstream.release();
+  // First call: 2500 + 2 × 500 = 3500 tokens; the cut-off call adds its estimated prompt and output.
+  let balance = await gateway.ledger.balance(wallet);
+  for (let i = 0; i < 100 && balance.credits + balance.total_spent !== 20; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    balance = await gateway.ledger.balance(wallet);
+  }
+  assert.equal(balance.credits + balance.total_spent, 20, 'nothing is left on hold');
+  assert.ok(balance.total_spent >= 4 && balance.total_spent <= 6, `charged ${balance.total_spent}`);
+});

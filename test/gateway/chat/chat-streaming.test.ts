@@ -1,0 +1,210 @@
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../../fixtures/upstream/scripted-upstream.js';
+import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { openaiFor, postChat, startChatGateway, traceOf } from './chat-harness.js';
+import { waitFor } from '../tools/fixture-servers.js';
+
+let upstream: ScriptedUpstream;
+let gateway: TestGateway;
+let key: string;
+const scratch = mkdtempSync(join(tmpdir(), 'switchyard-stream-'));
+const cancelLog = join(scratch, 'cancelled.log');
+before(async () => {
+  upstream = await startScriptedUpstream();
+  gateway = await startChatGateway({ upstream, slowEnv: { SLOW_CANCEL_LOG: cancelLog } });
+  key = await apiKeyFor(gateway);
+});
+after(async () => {
+  await gateway?.stop();
+  await upstream?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+beforeEach(() => upstream.reset());
+
+const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Tell me.' }] };
+
+/** POST a streaming chat with fetch and return the response (body unread). */
+function streamRaw(body: Record<string, unknown>, signal?: AbortSignal) {
+  return fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: authHeaders(key),
+    body: JSON.stringify({ ...ask, stream: true, ...body }),
+    signal,
+  });
+}
+
+/** Split an SSE body into its events: data payloads and comment lines. */
+function events(text: string): Array<{ data?: string; comment?: string }> {
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => (block.startsWith(': ') ? { comment: block.slice(2) } : { data: block.replace(/^data: /, '') }));
+}
+
+const script = (): Turn[] => [
+  { text: ['Checking', ' first.'], reasoning: 'hmm', toolCalls: [{ name: 'echo', arguments: '{"text":"x"}' }] },
+  { text: ['<think>plan', '</think>\n\nThe ', 'answer', ' is <b>42</b>.'] },
+];
+
+test('streamed deltas join to exactly the content a non-streaming request returns for the same script', async () => {
+  const client = openaiFor(gateway, key);
+  upstream.script(...script());
+  const whole = await client.chat.completions.create(ask);
+  upstream.script(...script());
+  const stream = await client.chat.completions.create({ ...ask, stream: true });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const joined = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+  assert.equal(whole.choices[0].message.content, 'Checking first.\n\nThe answer is <b>42</b>.');
+  assert.equal(joined, whole.choices[0].message.content);
+  assert.equal(chunks[0].choices[0].delta.role, 'assistant');
+  assert.equal(chunks[0].object, 'chat.completion.chunk');
+  assert.equal(chunks[0].model, 'svc-32b-conductor');
+  assert.match(chunks[0].id, /^chatcmpl-\d+$/);
+  assert.ok(chunks.every((c) => c.id === chunks[0].id));
+  const last = chunks.at(-1)!;
+  assert.equal(last.choices[0].finish_reason, 'stop');
+  assert.deepEqual(
+    traceOf(last).map((t) => [t.round, t.tool, t.ok]),
+    [[1, 'echo', true]],
+  );
+  assert.equal((last as unknown as { credits?: unknown }).credits, undefined); // free mode
+});
+
+test('SSE headers, the role first, tool comments while tools run, the finish chunk, then [DONE]', async () => {
+  upstream.script({ toolCalls: [{ name: 'echo', arguments: '{"text":"y"}' }, { name: 'sleep', arguments: '{"ms":1}' }] }, { text: 'Done.' });
+  const res = await streamRaw({});
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
+  assert.equal(res.headers.get('cache-control'), 'no-cache');
+  assert.equal(res.headers.get('x-accel-buffering'), 'no');
+  const list = events(await res.text());
+  assert.deepEqual(list.slice(0, 2), [{ comment: 'tool echo' }, { comment: 'tool sleep' }]);
+  const data = list.filter((e) => e.data !== undefined).map((e) => e.data!);
+  assert.equal(data.at(-1), '[DONE]');
+  const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+  assert.deepEqual(chunks[0].choices[0].delta, { role: 'assistant', content: 'Done.' });
+  assert.equal(chunks[1].choices[0].finish_reason, 'stop');
+  assert.deepEqual(chunks[1].choices[0].delta, {});
+  assert.equal(chunks[1].tool_trace.length, 2);
+  assert.equal(chunks.length, 2); // no usage chunk unless asked
+});
+
+test('stream_options.include_usage adds a usage chunk with no choices, summed over every call', async () => {
+  upstream.script(
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"z"}' }], usage: { prompt_tokens: 100, completion_tokens: 7 } },
+    { text: 'Z.', usage: { prompt_tokens: 150, completion_tokens: 3 } },
+  );
+  const stream = await openaiFor(gateway, key).chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const last = chunks.at(-1)!;
+  assert.deepEqual(last.choices, []);
+  assert.deepEqual(last.usage, { prompt_tokens: 250, completion_tokens: 10, total_tokens: 260 });
+});
+
+test('deltas are relayed before the upstream has finished', async () => {
+  upstream.script({ text: ['Hello', ' world', '!'], holdLast: true });
+  const stream = await openaiFor(gateway, key).chat.completions.create({ ...ask, stream: true, tool_choice: 'none' });
+  const seen: string[] = [];
+  for await (const chunk of stream) {
+    const text = chunk.choices[0]?.delta?.content;
+    if (text) seen.push(text);
+    if (seen.length === 2 && text) {
+      // The fixture is holding its last chunk: what we have came through while it still streams.
+      await upstream.held();
+      assert.equal(upstream.requests[0].finished, false);
+      upstream.release();
+    }
+  }
+  assert.deepEqual(seen, ['Hello', ' world', '!']);
+});
+
+test('an error after the stream began is a final chunk with error and finish_reason "error", then [DONE]', async () => {
+  upstream.script(
+    { text: 'Looking.', toolCalls: [{ name: 'echo', arguments: '{"text":"q"}' }] },
+    { status: 400, body: { error: { message: 'context too long' } } },
+  );
+  const res = await streamRaw({});
+  assert.equal(res.status, 200);
+  const data = events(await res.text()).filter((e) => e.data).map((e) => e.data!);
+  assert.equal(data.at(-1), '[DONE]');
+  const final = JSON.parse(data.at(-2)!);
+  assert.equal(final.choices[0].finish_reason, 'error');
+  assert.deepEqual(final.error, {
+    message: 'The upstream for model "svc-32b-conductor" rejected the request (HTTP 400): context too long',
+    type: 'invalid_request_error',
+    code: 'upstream_invalid_request',
+    param: null,
+  });
+  assert.equal(JSON.parse(data[0]).choices[0].delta.content, 'Looking.');
+});
+
+test('errors decided before the first byte are plain HTTP errors', async () => {
+  const unknown = await streamRaw({ model: 'nope' });
+  assert.equal(unknown.status, 404);
+  assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'model_not_found');
+  upstream.script({ status: 400, body: { error: { message: 'too long' } } });
+  const rejected = await streamRaw({});
+  assert.equal(rejected.status, 400);
+  assert.match(rejected.headers.get('content-type')!, /application\/json/);
+});
+
+test('a client that disconnects mid-stream aborts the upstream call at once, and the gateway carries on', async () => {
+  upstream.script({ text: ['first', ' never'], holdLast: true });
+  const controller = new AbortController();
+  const res = await streamRaw({ tool_choice: 'none' }, controller.signal);
+  const reader = res.body!.getReader();
+  const { value } = await reader.read();
+  assert.match(new TextDecoder().decode(value), /"content":"first"/);
+  await upstream.held();
+  const t0 = performance.now();
+  controller.abort();
+  const aborted = await upstream.abortedRequest();
+  const ms = performance.now() - t0;
+  assert.equal(aborted, upstream.requests[0]);
+  assert.ok(ms < 1000, `upstream saw the abort after ${Math.round(ms)} ms`);
+  upstream.release();
+
+  upstream.script({ text: 'Still here.' });
+  const after = await postChat(gateway, { ...ask, tool_choice: 'none' }, authHeaders(key));
+  assert.equal(after.status, 200);
+  assert.equal(after.body.choices[0].message.content, 'Still here.');
+});
+
+test('a client that disconnects while tools run cancels the tool calls at the MCP server', async () => {
+  upstream.script({ toolCalls: [{ name: 'sleep', arguments: '{"ms":20000,"tag":"s1"}' }, { name: 'sleep', arguments: '{"ms":20000,"tag":"s2"}' }] });
+  const controller = new AbortController();
+  const res = await streamRaw({}, controller.signal);
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!text.includes(': tool sleep')) text += new TextDecoder().decode((await reader.read()).value);
+  await new Promise((resolve) => setTimeout(resolve, 100)); // the calls reach the server
+  const t0 = performance.now();
+  controller.abort();
+  await waitFor('both tool calls cancelled', () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').split('\n').filter(Boolean).length === 2, 5000);
+  const ms = performance.now() - t0;
+  assert.ok(ms < 2000, `the tool server saw the cancellation after ${Math.round(ms)} ms`);
+  assert.deepEqual(readFileSync(cancelLog, 'utf8').split('\n').filter(Boolean).sort(), ['cancelled s1', 'cancelled s2']);
+  assert.equal(upstream.requests.length, 1); // no further round
+});
+
+test('a non-streaming client that disconnects aborts the upstream call too', async () => {
+  upstream.script({ text: 'slow', delayMs: 5000 });
+  const controller = new AbortController();
+  const pending = fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: authHeaders(key),
+    body: JSON.stringify({ ...ask, tool_choice: 'none' }),
+    signal: controller.signal,
+  }).catch((err: Error) => err);
+  await waitFor('the upstream call', () => upstream.requests.length === 1, 5000);
+  controller.abort();
+  assert.equal(((await pending) as Error).name, 'AbortError');
+  await upstream.abortedRequest();
+  await waitFor('the request log line', () => gateway.logs.some((l) => l.status === 499), 5000);
+});
