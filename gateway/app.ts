@@ -21,6 +21,10 @@ import { authenticate } from './http/auth.js';
 import { registerKeyRoutes } from './http/keys.js';
 import { registerCreditRoutes } from './http/credits.js';
 import { registerAdminRoutes } from './http/admin.js';
+import { registerChatRoutes } from './http/chat.js';
+import { chatConcurrency } from './http/chat-concurrency.js';
+import { ChatOrchestrator } from './chat/orchestrator.js';
+import type { Upstreams } from './chat/upstreams.js';
 
 export interface AppDeps {
   config: Config;
@@ -38,6 +42,8 @@ export interface AppDeps {
   tools?: ToolRunner;
   /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store). */
   accounts: Accounts;
+  /** Each model's upstream client and health: POST /v1/chat/completions (absent: no chat route). */
+  upstreams?: Upstreams;
 }
 
 /**
@@ -94,6 +100,18 @@ export function createApp(deps: AppDeps): Koa {
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
   registerMetricsRoutes(router, { registry: deps.metrics.registry, adminToken: config.adminToken });
   registerModelRoutes(router, gated, config.models);
+  if (deps.upstreams) {
+    const orchestrator = new ChatOrchestrator({
+      config,
+      logger: deps.logger,
+      metrics: deps.metrics,
+      upstreams: deps.upstreams.clients,
+      health: deps.upstreams.health,
+      tools: deps.tools,
+      ledger: config.freeMode ? undefined : deps.accounts.ledger,
+    });
+    registerChatRoutes(router, [gated, chatConcurrency(config.limits)], orchestrator);
+  }
   if (deps.tools) {
     registerToolRoutes(router, gated, { tools: deps.tools, billing: { ledger: deps.accounts.ledger }, shuttingDown: deps.shuttingDown });
   }

@@ -9,6 +9,7 @@ import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { openAccounts } from './accounts/accounts.js';
 import type { KeyvLedger } from './accounts/ledger.js';
 import type { ApiKeys } from './accounts/api-keys.js';
+import { createUpstreams } from './chat/upstreams.js';
 
 export interface RunningGateway {
   config: Config;
@@ -65,7 +66,11 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     await shutdown.close();
     throw err;
   }
-  const app = createApp({ config, logger, metrics, startedAt, health: [tools], tools, shuttingDown: shutdown.shuttingDown, accounts });
+  // Upstreams are probed once before we listen, so /health and fail-fast know their state at once.
+  const upstreams = createUpstreams(config, env, logger);
+  shutdown.onClose(() => upstreams.close());
+  await upstreams.start();
+  const app = createApp({ config, logger, metrics, startedAt, health: [tools, upstreams.health], tools, shuttingDown: shutdown.shuttingDown, accounts, upstreams });
   server.on('request', app.callback());
   try {
     await new Promise<void>((resolve, reject) => {
