@@ -308,6 +308,19 @@ describe('get_crypto_price', () => {
       assert.equal(fixtures.coingecko.count('/api/v3/simple/price'), 3);
     });
 
+    test('one caller cancelling does not fail the others sharing its request', async () => {
+      const utility = await connect();
+      fixtures.coingecko.delayMs = 400;
+      const controller = new AbortController();
+      const cancelled = utility.client.callTool({ name: 'get_crypto_price', arguments: { symbol: 'ETH' } }, undefined, { signal: controller.signal });
+      const waiting = utility.call('get_crypto_price', { symbol: 'ETH' });
+      setTimeout(() => controller.abort(), 100);
+      await assert.rejects(cancelled);
+      const { result } = await waiting;
+      assert.equal(result?.price, 3456.78);
+      assert.equal(fixtures.coingecko.count(), 1);
+    });
+
     test('concurrent requests share a failure too, and it is not cached', async () => {
       const utility = await connect({ PRICE_PROVIDERS: 'coingecko' });
       fixtures.coingecko.mode = 'status500';
