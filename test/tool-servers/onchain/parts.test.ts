@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadChains, chainsConfigPath, buildChainRegistry } from '../../../tool-servers/onchain/chains.js';
@@ -38,6 +38,18 @@ describe('chain list', () => {
     assert.equal(chains.resolve('ethereum').ens?.universalResolver.toLowerCase(), '0xeeeeeeee14d718c2b47d9923deab1335e144eeee');
     assert.equal(chains.resolve('local').ens, undefined);
     assert.throws(() => chains.resolve('solana'), (err: unknown) => err instanceof ToolError && err.code === 'invalid_arguments' && err.param === 'chain');
+  });
+
+  test('the shipped gateway config forwards the RPC_URL_* of every chain to the onchain server', () => {
+    const gatewayJson = JSON.parse(readFileSync('config/gateway.json', 'utf8')) as { mcpServers: { onchain: { env: Record<string, string> } } };
+    const forwarded = gatewayJson.mcpServers.onchain.env;
+    for (const chain of loadChains({}).list) {
+      const name = `RPC_URL_${chain.key.toUpperCase()}`;
+      assert.equal(forwarded[name], `\${${name}}`, name);
+    }
+    for (const name of ['CHAINS_CONFIG', 'RPC_TIMEOUT_MS', 'ONCHAIN_CACHE_MAX_TTL_MS', 'ENS_UNIVERSAL_RESOLVER_LOCAL', 'MULTICALL3_LOCAL']) {
+      assert.equal(forwarded[name], `\${${name}}`, name);
+    }
   });
 
   test('env overrides RPC lists, Multicall3, ENS and tokens per chain', () => {
