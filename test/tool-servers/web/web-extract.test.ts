@@ -228,3 +228,29 @@ test('status, content type, size and time limits', async () => {
   assert.deepEqual((await client.call('web_extract', { url: `${site.url}/slow` })).error, { code: 'timeout', message: 'Fetching the page timed out after 500 ms.' });
   assert.deepEqual((await client.call('web_extract', { url: 'not a url' })).error, { code: 'invalid_arguments', message: 'url: not a valid absolute URL', param: 'url' });
 });
+
+test('a DNS lookup that never answers ends at the deadline with no connection', async () => {
+  const stuck = Object.assign(
+    async (hostname: string) => {
+      stuck.calls.push(hostname);
+      return new Promise<never>(() => {});
+    },
+    { calls: [] as string[] },
+  );
+  web = await connectWebServer({ WEB_EXTRACT_TIMEOUT_MS: '300' }, { lookup: stuck, connect: countingConnect() });
+  const outcome = await web.call('web_extract', { url: 'https://slow-dns.example/' });
+  assert.deepEqual(outcome.error, { code: 'timeout', message: 'Resolving the host timed out.' });
+  assert.deepEqual(stuck.calls, ['slow-dns.example']);
+  assert.deepEqual(web.connect.calls, []);
+});
+
+test('a redirect to an unparsable location is a failure, not a crash', async () => {
+  const odd = await startFixture((_req, res) => sendText(res, 302, '', 'text/html', { location: 'http://[::1' }));
+  try {
+    const client = await start({ WEB_EXTRACT_ALLOW: `127.0.0.1:${odd.port}` });
+    const outcome = await client.call('web_extract', { url: `${odd.url}/` });
+    assert.deepEqual(outcome.error, { code: 'upstream_unavailable', message: 'The page redirected to an invalid URL.' });
+  } finally {
+    await odd.close();
+  }
+});

@@ -70,7 +70,7 @@ export async function checkUrl(url: URL, options: GuardOptions): Promise<Checked
 
   let addresses: ResolvedAddress[];
   try {
-    addresses = await options.lookup(hostname, options.signal);
+    addresses = await untilAborted(options.lookup(hostname, options.signal), options.signal);
   } catch (err) {
     if (options.signal.aborted) throw new ToolError('timeout', 'Resolving the host timed out.', { cause: err });
     throw new ToolError('not_found', `The host ${hostname} could not be resolved.`, { param: 'url', cause: err });
@@ -84,6 +84,16 @@ export async function checkUrl(url: URL, options: GuardOptions): Promise<Checked
     }
   }
   return { ...base, address: addresses[0].address, family: addresses[0].family };
+}
+
+/** The system resolver cannot be cancelled, so stop waiting for it when the call's deadline passes. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function notAllowed(message: string): ToolError {
