@@ -120,8 +120,14 @@ export class KeyvLedger implements Ledger {
     for (const wallet of [...this.holding]) await this.update(wallet, () => ({ value: undefined, write: false }));
   }
 
-  balance(wallet: string): Promise<Balance> {
-    return this.update(wallet, (record, address) => ({ value: toBalance(address, record), write: false }));
+  async balance(wallet: string): Promise<Balance> {
+    const address = wallet.toLowerCase();
+    // Reads need no lock: every write replaces the whole record, so any read sees one committed
+    // state. Only when a hold has expired does the read go through the lock to sweep it.
+    const record = await this.load(address);
+    const now = this.now();
+    if (Object.values(record.holds).every((hold) => hold.expires_at > now)) return toBalance(address, record);
+    return this.update(address, (current) => ({ value: toBalance(address, current), write: false }));
   }
 
   async grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance> {
