@@ -3,7 +3,6 @@
  * A bad config exits 1 with a message naming the field.
  */
 import { ConfigError, loadConfig } from './config.js';
-import { startGateway } from './server.js';
 
 async function main(): Promise<void> {
   let config;
@@ -16,6 +15,8 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Loaded only once the config is good, so a bad config fails fast without loading every part.
+  const { startGateway } = await import('./server.js');
   const gateway = await startGateway(config, process.env);
   // pino writes asynchronously: let the last lines reach stdout (in order) before exiting.
   const exit = (code: number) => gateway.logger.flush(() => process.exit(code));
