@@ -78,6 +78,10 @@ export async function startEvmNode(options: { readyTimeoutMs?: number } = {}): P
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', DO_NOT_TRACK: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // If the test process dies without calling stop(), do not leave a node running.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     if (output.length < 20_000) output += chunk.toString();
