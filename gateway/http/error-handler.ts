@@ -29,18 +29,31 @@ function bodyFor(ctx: Context, err: GatewayError): unknown {
 
 function fromHttpError(thrown: unknown): GatewayError | undefined {
   if (thrown instanceof GatewayError || typeof thrown !== 'object' || thrown === null) return undefined;
-  const e = thrown as { status?: number; type?: string; message?: string };
+  const e = thrown as { status?: number; type?: string; message?: string; code?: unknown };
   if (e.status === 413 || e.type === 'entity.too.large') {
     return new GatewayError({ status: 413, code: 'request_too_large', message: 'Request body is larger than the limit.' });
   }
   if (e.status === 400 && (e.type === 'entity.parse.failed' || /JSON|Unexpected token|invalid/i.test(e.message ?? ''))) {
     return new GatewayError({ status: 400, code: 'invalid_json', message: 'Request body is not valid JSON.' });
   }
+  // `inflation` (under koa-body) throws a bare 415 with this message; raw-body uses the type.
+  if (e.type === 'encoding.unsupported' || (e.status === 415 && /^Unsupported Content-Encoding/.test(e.message ?? ''))) {
+    return new GatewayError({
+      status: 415,
+      code: 'unsupported_encoding',
+      message: 'Unsupported Content-Encoding; send the body as identity, gzip, deflate or br.',
+    });
+  }
   if (e.status === 415) {
     return new GatewayError({ status: 415, code: 'unsupported_media_type', message: 'Send the body as application/json.' });
   }
-  if (e.status === 400 && e.type === 'encoding.unsupported') {
-    return new GatewayError({ status: 400, code: 'invalid_request', message: e.message ?? 'Unsupported encoding.' });
+  // zlib failing on a body whose Content-Encoding does not match it (e.g. "gzip" on plain text).
+  if (typeof e.code === 'string' && e.code.startsWith('Z_')) {
+    return new GatewayError({
+      status: 400,
+      code: 'invalid_body_encoding',
+      message: 'The request body could not be decoded with its Content-Encoding.',
+    });
   }
   return undefined;
 }

@@ -71,7 +71,8 @@ export function requestContext(deps: { logger: Logger; metrics: Metrics }) {
 
 function errorFields(error: GatewayError | undefined, status: number): Record<string, unknown> {
   if (!error) return {};
-  if (status >= 500) return { err: { code: error.code, message: error.message, details: error.details } };
+  // Not `err`: pino's error serializer would add an empty stack and a type to this plain object.
+  if (status >= 500) return { error: { code: error.code, message: error.message, details: error.details } };
   return { code: error.code };
 }
 

@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { API_KEY } from '../secrets.js';
 
@@ -84,6 +85,36 @@ test('unknown route → 404 not_found; wrong method → 405 method_not_allowed; 
   });
 });
 
+test('a body the server cannot decode → 415 unsupported_encoding or 400 invalid_body_encoding', async () => {
+  await expectError(
+    await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(undefined, { 'content-encoding': 'bogus' }), body: '{}' }),
+    415,
+    {
+      message: 'Unsupported Content-Encoding; send the body as identity, gzip, deflate or br.',
+      type: 'invalid_request_error',
+      code: 'unsupported_encoding',
+      param: null,
+    },
+  );
+  await expectError(
+    await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(undefined, { 'content-encoding': 'gzip' }), body: '{"a":1}' }),
+    400,
+    {
+      message: 'The request body could not be decoded with its Content-Encoding.',
+      type: 'invalid_request_error',
+      code: 'invalid_body_encoding',
+      param: null,
+    },
+  );
+  // A body that really is gzip is read (and then refused by the router: POST is not allowed here).
+  const gzipped = await fetch(`${gateway.url}/v1/models`, {
+    method: 'POST',
+    headers: walletHeaders(undefined, { 'content-encoding': 'gzip' }),
+    body: gzipSync('{"a":1}'),
+  });
+  assert.equal(gzipped.status, 405);
+});
+
 test('anything unexpected → 500 with a generic message; the detail is only in the log (redacted)', async (t) => {
   // Fault injection: a /health contributor that throws an ordinary Error, as a buggy part would.
   const original = gateway.tools.health;
@@ -105,7 +136,7 @@ test('anything unexpected → 500 with a generic message; the detail is only in 
   const line = gateway.logs.find((l) => l.reqId === 'boom-1');
   assert.equal(line?.level, 50);
   assert.equal(line?.status, 500);
-  const err = line?.err as { code: string; details: string };
+  const err = line?.error as { code: string; details: string };
   assert.equal(err.code, 'internal_error');
   assert.match(err.details, /^Error: store exploded while holding sy_\[redacted\]\n    at /);
 });
