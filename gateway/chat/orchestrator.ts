@@ -6,7 +6,7 @@
  * arrives, and the non-streaming route simply collects it.
  *
  * @example
- *   const outcome = await orchestrator.run(plan, { content: (t) => parts.push(t), toolsRunning() {} }, clientSignal)
+ *   const outcome = await orchestrator.run(plan, { content: (t) => parts.push(t), toolsRunning() {} }, new AbortController())
  */
 import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -75,6 +75,8 @@ const MESSAGE_OVERHEAD_CHARS = 16;
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
   private readonly modelsByName = new Map<string, ModelConfig>();
+  private preambleDay = -1;
+  private preambleText = '';
 
   constructor(private readonly deps: OrchestratorDeps) {
     for (const model of deps.config.models) {
@@ -99,18 +101,18 @@ export class ChatOrchestrator {
     if (this.deps.health.isDown(model.id)) throw upstreamUnavailable(model.id, 'its health probe failed');
   }
 
-  async run(plan: ChatPlan, sink: ChatSink, clientSignal: AbortSignal): Promise<ChatOutcome> {
+  /**
+   * Run the chat. `controller` is the request's: the route aborts it with ClientCancelled when the
+   * client leaves; the loop aborts it at the deadline (and an upstream call at its timeout). Every
+   * upstream and tool call listens to its signal; whatever aborted it is what `run` throws.
+   */
+  async run(plan: ChatPlan, sink: ChatSink, controller: AbortController): Promise<ChatOutcome> {
     const { config, logger, metrics } = this.deps;
     const model = plan.model;
     this.assertAvailable(model);
     const client = this.deps.upstreams.get(model.id)!;
 
-    // One signal for everything the chat starts: the client leaving or the deadline passing.
-    const controller = new AbortController();
     const deadline = setTimeout(() => controller.abort(chatDeadlineExceeded(config.chat.deadlineMs)), config.chat.deadlineMs);
-    const onClientGone = () => controller.abort(new ClientCancelled());
-    if (clientSignal.aborted) onClientGone();
-    else clientSignal.addEventListener('abort', onClientGone, { once: true });
     const signal = controller.signal;
 
     const billing = new ChatBilling(this.deps.ledger, plan.wallet);
@@ -118,7 +120,7 @@ export class ChatOrchestrator {
     const toolsChars = tools.length ? this.offer.jsonLength : 0;
     const maxOut = Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens, OUTPUT_TOKEN_CEILING);
     const messages: UpstreamMessage[] = [
-      { role: 'system', content: config.chat.preamble.replaceAll('{date}', new Date().toISOString().slice(0, 10)) },
+      { role: 'system', content: this.preamble() },
       ...plan.messages,
     ];
     let promptChars = toolsChars;
@@ -173,7 +175,7 @@ export class ChatOrchestrator {
             ...plan.sampling,
             ...(tools.length ? { tools, tool_choice: forceFinal ? 'none' : 'auto' } : {}),
           },
-          { signal, onData: (data) => assembler.push(data) },
+          { controller, onData: (data) => assembler.push(data) },
         );
         const round: AssembledRound = assembler.finish();
         inFlight = undefined;
@@ -227,12 +229,21 @@ export class ChatOrchestrator {
         toolRounds,
       };
     } catch (err) {
-      await this.settleAfterFailure(billing, usage, inFlight, signal.aborted, model.id);
+      await this.settleAfterFailure(billing, usage, inFlight, signal.reason instanceof ClientCancelled, model.id);
       throw signal.aborted ? signal.reason : err;
     } finally {
       clearTimeout(deadline);
-      clientSignal.removeEventListener('abort', onClientGone);
     }
+  }
+
+  /** The system preamble with today's date (UTC), rebuilt only when the day changes. */
+  private preamble(): string {
+    const day = Math.floor(Date.now() / 86_400_000);
+    if (day !== this.preambleDay) {
+      this.preambleDay = day;
+      this.preambleText = this.deps.config.chat.preamble.replaceAll('{date}', new Date(day * 86_400_000).toISOString().slice(0, 10));
+    }
+    return this.preambleText;
   }
 
   /**
@@ -244,13 +255,13 @@ export class ChatOrchestrator {
     billing: ChatBilling,
     usage: { prompt_tokens: number; completion_tokens: number },
     inFlight: { assembler: StreamAssembler; promptTokens: number } | undefined,
-    aborted: boolean,
+    cancelled: boolean,
     modelId: string,
   ): Promise<void> {
     const consumed = { ...usage };
     if (inFlight) {
       const partial = inFlight.assembler.finish();
-      if (aborted || partial.producedChars > 0) {
+      if (cancelled || partial.producedChars > 0) {
         consumed.prompt_tokens += partial.usage?.prompt_tokens ?? inFlight.promptTokens;
         consumed.completion_tokens += partial.usage?.completion_tokens ?? estimateTokens(partial.producedChars);
       }

@@ -6,7 +6,7 @@
  *
  * @example
  *   const client = new UpstreamClient({ model, apiKey: env.UPSTREAM_API_KEY, dispatcher: new Agent() })
- *   await client.streamChat({ messages, max_tokens: 256 }, { signal, onData: (data) => assembler.push(data) })
+ *   await client.streamChat({ messages, max_tokens: 256 }, { controller, onData: (data) => assembler.push(data) })
  */
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
@@ -35,8 +35,12 @@ export interface UpstreamChatParams {
 }
 
 export interface StreamChatOptions {
-  /** Client disconnect or chat deadline: aborts the call; its reason is rethrown as is. */
-  signal: AbortSignal;
+  /**
+   * The chat's controller (client disconnect, deadline): aborting it cancels the call and its
+   * reason is rethrown as is. A call that runs past the model's timeout aborts it with a 504, since
+   * the chat cannot go on without this answer — one controller per chat, not one per call.
+   */
+  controller: AbortController;
   /** Called with the `data` of each SSE event except `[DONE]`, in order. */
   onData(data: string): void;
 }
@@ -63,6 +67,9 @@ export class UpstreamClient {
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
   private readonly retryCapMs: number;
+  private readonly modelJson: string;
+  private lastTools?: FunctionTool[];
+  private lastToolsJson = '';
 
   constructor(private readonly options: UpstreamClientOptions) {
     const { model } = options;
@@ -79,9 +86,28 @@ export class UpstreamClient {
     }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
     this.timeoutMs = model.upstream.timeoutMs;
+    this.modelJson = JSON.stringify(model.upstream.model);
     this.maxAttempts = options.maxAttempts ?? 3;
     this.retryBaseMs = options.retryBaseMs ?? 100;
     this.retryCapMs = options.retryCapMs ?? 2000;
+  }
+
+  /**
+   * The request body. The tool list is the same for every call until a tool server changes, so its
+   * JSON is reused rather than rebuilt per call (it is most of the body's size).
+   */
+  private serialize(params: UpstreamChatParams): string {
+    const { tools, messages, ...rest } = params;
+    let body = `{"model":${this.modelJson},"stream":true,"stream_options":{"include_usage":true},"messages":${JSON.stringify(messages)}`;
+    for (const [key, value] of Object.entries(rest)) if (value !== undefined) body += `,"${key}":${JSON.stringify(value)}`;
+    if (tools && tools.length) {
+      if (tools !== this.lastTools) {
+        this.lastTools = tools;
+        this.lastToolsJson = JSON.stringify(tools);
+      }
+      body += `,"tools":${this.lastToolsJson}`;
+    }
+    return `${body}}`;
   }
 
   /** Where the upstream lives, safe for logs: origin and path, no credentials, no query. */
@@ -95,30 +121,16 @@ export class UpstreamClient {
    * (503/504/400/502) or with `signal.reason` when the caller aborted.
    */
   async streamChat(params: UpstreamChatParams, options: StreamChatOptions): Promise<void> {
-    const body = JSON.stringify({
-      model: this.options.model.upstream.model,
-      ...params,
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    const { signal } = options;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
-    const onAbort = () => controller.abort(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    const fail = (err: unknown, during: string): unknown => {
-      if (signal.aborted) return signal.reason;
-      if (timedOut) return upstreamTimeout(this.modelId, this.timeoutMs);
-      return upstreamBadGateway(this.modelId, `${during}: ${errorText(err)}`);
-    };
+    const body = this.serialize(params);
+    const { controller } = options;
+    const signal = controller.signal;
+    if (signal.aborted) throw signal.reason;
+    const timer = setTimeout(() => controller.abort(upstreamTimeout(this.modelId, this.timeoutMs)), this.timeoutMs);
+    const fail = (err: unknown, during: string): unknown =>
+      signal.aborted ? signal.reason : upstreamBadGateway(this.modelId, `${during}: ${errorText(err)}`);
 
     try {
-      const response = await this.openStream(body, controller.signal, fail);
+      const response = await this.openStream(body, signal, fail);
       const parser = createParser({
         onEvent: (event) => {
           if (event.data !== '[DONE]') options.onData(event.data);
@@ -135,7 +147,6 @@ export class UpstreamClient {
       if (signal.aborted) throw signal.reason; // an abort that landed after the last byte
     } finally {
       clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
     }
   }
 

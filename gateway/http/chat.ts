@@ -33,8 +33,8 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
     const created = Math.floor(Date.now() / 1000);
     const clientGone = abortOnDisconnect(ctx);
     try {
-      if (request.stream) await streamAnswer(ctx, orchestrator, plan, request, { id, created, model: model.id }, clientGone.signal);
-      else await jsonAnswer(ctx, orchestrator, plan, { id, created, model: model.id }, clientGone.signal);
+      if (request.stream) await streamAnswer(ctx, orchestrator, plan, request, { id, created, model: model.id }, clientGone.controller);
+      else await jsonAnswer(ctx, orchestrator, plan, { id, created, model: model.id }, clientGone.controller);
     } catch (err) {
       if (!(err instanceof ClientCancelled)) throw err;
       // Nobody is listening: 499 (client closed request) for the request log, nothing sent.
@@ -52,9 +52,9 @@ async function jsonAnswer(
   orchestrator: ChatOrchestrator,
   plan: ChatPlan,
   identity: { id: string; created: number; model: string },
-  signal: AbortSignal,
+  controller: AbortController,
 ): Promise<void> {
-  const outcome = await orchestrator.run(plan, { content() {}, toolsRunning() {} }, signal);
+  const outcome = await orchestrator.run(plan, { content() {}, toolsRunning() {} }, controller);
   setCreditHeaders(ctx, outcome.credits);
   ctx.body = {
     id: identity.id,
@@ -73,7 +73,7 @@ async function streamAnswer(
   plan: ChatPlan,
   request: ChatRequest,
   identity: { id: string; created: number; model: string },
-  signal: AbortSignal,
+  controller: AbortController,
 ): Promise<void> {
   const sse = new SseWriter(ctx.res, identity);
   // Koa must not touch the response once we write to it ourselves.
@@ -96,7 +96,7 @@ async function streamAnswer(
           for (const tool of tools) sse.comment(`tool ${tool}`);
         },
       },
-      signal,
+      controller,
     );
     takeOver();
     sse.finish({ finishReason: outcome.finishReason, toolTrace: outcome.toolTrace, credits: outcome.credits });
@@ -117,15 +117,15 @@ function setCreditHeaders(ctx: Context, credits: ChatCredits | undefined): void 
   ctx.set('x-credits-remaining', String(credits.remaining));
 }
 
-/** An AbortSignal that fires when the client goes away before the response has finished. */
-function abortOnDisconnect(ctx: Context): { signal: AbortSignal; dispose(): void } {
+/** The request's AbortController, aborted with ClientCancelled when the client goes away before the response has finished. */
+function abortOnDisconnect(ctx: Context): { controller: AbortController; dispose(): void } {
   const controller = new AbortController();
   const onClose = () => {
     if (!ctx.res.writableFinished) controller.abort(new ClientCancelled());
   };
   ctx.res.once('close', onClose);
   return {
-    signal: controller.signal,
+    controller,
     dispose: () => ctx.res.off('close', onClose),
   };
 }

@@ -7,6 +7,7 @@ import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../../f
 import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, postChat, startChatGateway, traceOf } from './chat-harness.js';
 import { waitFor } from '../tools/fixture-servers.js';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 
 let upstream: ScriptedUpstream;
 let gateway: TestGateway;
@@ -56,7 +57,7 @@ test('streamed deltas join to exactly the content a non-streaming request return
   const whole = await client.chat.completions.create(ask);
   upstream.script(...script());
   const stream = await client.chat.completions.create({ ...ask, stream: true });
-  const chunks = [];
+  const chunks: ChatCompletionChunk[] = [];
   for await (const chunk of stream) chunks.push(chunk);
   const joined = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
   assert.equal(whole.choices[0].message.content, 'Checking first.\n\nThe answer is <b>42</b>.');
@@ -100,7 +101,7 @@ test('stream_options.include_usage adds a usage chunk with no choices, summed ov
     { text: 'Z.', usage: { prompt_tokens: 150, completion_tokens: 3 } },
   );
   const stream = await openaiFor(gateway, key).chat.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } });
-  const chunks = [];
+  const chunks: ChatCompletionChunk[] = [];
   for await (const chunk of stream) chunks.push(chunk);
   const last = chunks.at(-1)!;
   assert.deepEqual(last.choices, []);

@@ -1,0 +1,265 @@
+/**
+ * Chat overhead of Switchyard against the floor, in one run, against a zero-latency upstream:
+ *   (a) the upstream directly, (b) a bare Koa + undici proxy (bench/bare-proxy.ts), (c) Switchyard
+ *   with no tool servers (free mode), (c+) Switchyard with credits on, and a one-tool-round chat.
+ * For each: req/s and p50/p99 at 1 connection (a sequential keep-alive loop timed with hrtime, for
+ * sub-millisecond latencies) and at 50 connections (autocannon), plus the time to the first content
+ * byte of a streamed answer. Median of 3 interleaved runs. Every server runs in its own process so
+ * the load generator does not share their event loop; the gateway logs at info into a no-op sink.
+ *
+ *   npx tsx bench/chat-overhead.ts            (about 50 s; loopback only)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+import autocannon from 'autocannon';
+
+const REPO_ROOT = resolve(import.meta.dirname, '..');
+const WALLET = '0x52908400098527886e0f7030069857d2e4169ee7';
+const RUNS = 3;
+const SECONDS = 1;
+
+// ---------------------------------------------------------------- child roles
+
+/** A zero-latency OpenAI-compatible upstream: JSON or SSE; a tool call when asked, then text. */
+async function runUpstream(): Promise<string> {
+  const usage = { prompt_tokens: 40, completion_tokens: 8, total_tokens: 48 };
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+      return;
+    }
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const body = JSON.parse(raw) as { stream?: boolean; messages: Array<{ role: string; content: string }> };
+      const wantsTool = body.messages.at(-1)?.role === 'user' && body.messages.at(-1)!.content.includes('use a tool');
+      const base = { id: 'chatcmpl-0', created: 1, model: 'zero' };
+      if (!body.stream) {
+        const message = { role: 'assistant', content: 'Hello from the zero-latency upstream.' };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }], usage }));
+        return;
+      }
+      const chunk = (delta: object, finish: string | null = null) =>
+        `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const events = wantsTool
+        ? [chunk({ role: 'assistant', content: '', tool_calls: [{ index: 0, id: 'c0', type: 'function', function: { name: 'echo', arguments: '{"text":"hi"}' } }] }), chunk({}, 'tool_calls')]
+        : [chunk({ role: 'assistant', content: 'Hello' }), chunk({ content: ' from the zero-latency upstream.' }), chunk({}, 'stop')];
+      events.push(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`, 'data: [DONE]\n\n');
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(events.join(''));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+}
+
+async function runGateway(upstream: string, mode: string): Promise<Record<string, string>> {
+  const { parseConfig } = await import('../gateway/config.js');
+  const { startGateway } = await import('../gateway/server.js');
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+  const upstreamConfig = { baseUrl: upstream, model: 'zero' };
+  const huge = { points: 1_000_000_000, durationSec: 60 };
+  const config = parseConfig(
+    {
+      server: { port: 0, host: '127.0.0.1' },
+      freeMode: mode !== 'credits',
+      dataDir,
+      logLevel: 'info',
+      limits: { perWallet: huge, perIp: huge, chatConcurrencyPerWallet: 10_000, chatConcurrencyTotal: 10_000 },
+      models: [
+        { id: 'svc-32b-conductor', alias: 'conductor', upstream: upstreamConfig },
+        { id: 'svc-8b-operator', alias: 'operator', upstream: upstreamConfig },
+      ],
+      mcpServers:
+        mode === 'tools'
+          ? { echo: { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp/echo.ts'], env: {} } }
+          : {},
+    },
+    {},
+  );
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+  const gateway = await startGateway(config, env, { logDestination: { write() {} } });
+  const out: Record<string, string> = { url: gateway.url };
+  if (mode === 'credits') {
+    await gateway.ledger.grant(WALLET, 1_000_000_000);
+    out.key = (await gateway.apiKeys.create({ address: WALLET, name: 'bench', verified: true })).key;
+  }
+  return out;
+}
+
+async function child(role: string, args: string[]): Promise<void> {
+  process.once('SIGTERM', () => process.exit(0)); // a clean exit, so --cpu-prof can write its profile
+  let out: Record<string, string>;
+  if (role === 'upstream') out = { url: await runUpstream() };
+  else if (role === 'proxy') out = { url: (await (await import('./bare-proxy.js')).startBareProxy(args[0])).url };
+  else out = await runGateway(args[0], args[1]);
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+// ---------------------------------------------------------------- parent: measuring
+
+interface Started {
+  child: ChildProcess;
+  info: Record<string, string>;
+}
+
+function startRole(role: string, ...args: string[]): Promise<Started> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/chat-overhead.ts', '--role', role, ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolveStart, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n')) resolveStart({ child: proc, info: JSON.parse(line) as Record<string, string> });
+    });
+    proc.once('exit', (code) => reject(new Error(`${role} exited with ${code}`)));
+  });
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  content: string;
+}
+
+interface Figures {
+  rps1: number;
+  p50_1: number;
+  p99_1: number;
+  rps50: number;
+  p50_50: number;
+  p99_50: number;
+  ttfb: number;
+}
+
+const bodyFor = (target: Target, stream: boolean) =>
+  JSON.stringify({ model: 'conductor', messages: [{ role: 'user', content: target.content }], max_tokens: 16, stream });
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** One connection, one request after another, for `seconds`: exact per-request latencies. */
+async function sequential(target: Target, stream: boolean, seconds: number): Promise<{ rps: number; p50: number; p99: number; firstByte: number }> {
+  const agent = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
+  const body = bodyFor(target, stream);
+  const latencies: number[] = [];
+  const firstBytes: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  try {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const res = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers: target.headers, body, dispatcher: agent });
+      if (res.statusCode !== 200) throw new Error(`${target.name}: HTTP ${res.statusCode} ${await res.body.text()}`);
+      let first = true;
+      for await (const _ of res.body) {
+        if (first) firstBytes.push(performance.now() - t0);
+        first = false;
+      }
+      latencies.push(performance.now() - t0);
+    }
+  } finally {
+    await agent.close();
+  }
+  latencies.sort((x, y) => x - y);
+  firstBytes.sort((x, y) => x - y);
+  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), firstByte: percentile(firstBytes, 50) };
+}
+
+async function concurrent(target: Target, seconds: number): Promise<{ rps: number; p50: number; p99: number }> {
+  const result = await autocannon({
+    url: `${target.url}/v1/chat/completions`,
+    method: 'POST',
+    connections: 50,
+    duration: seconds,
+    headers: target.headers,
+    body: bodyFor(target, false),
+  });
+  if (result.non2xx || result.errors) throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 connections`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+async function measure(target: Target): Promise<Figures> {
+  const one = await sequential(target, false, SECONDS);
+  const many = await concurrent(target, SECONDS);
+  const streamed = await sequential(target, true, SECONDS / 2);
+  return { rps1: one.rps, p50_1: one.p50, p99_1: one.p99, rps50: many.rps, p50_50: many.p50, p99_50: many.p99, ttfb: streamed.firstByte };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const upstream = await startRole('upstream');
+  const upstreamBase = upstream.info.url;
+  const [proxy, free, credits, tools] = await Promise.all([
+    startRole('proxy', upstreamBase),
+    startRole('gateway', upstreamBase, 'free'),
+    startRole('gateway', upstreamBase, 'credits'),
+    startRole('gateway', upstreamBase, 'tools'),
+  ]);
+  const children = [upstream, proxy, free, credits, tools];
+  try {
+    const json = { 'content-type': 'application/json', 'x-wallet-address': WALLET };
+    const say = 'Say hello.';
+    const targets: Target[] = [
+      { name: '(a) upstream directly', url: upstreamBase.replace(/\/v1$/, ''), headers: json, content: say },
+      { name: '(b) bare Koa+undici proxy', url: proxy.info.url, headers: json, content: say },
+      { name: '(c) Switchyard, no tools', url: free.info.url, headers: json, content: say },
+      { name: '(c+) Switchyard, credits on', url: credits.info.url, headers: { ...json, authorization: `Bearer ${credits.info.key}` }, content: say },
+      { name: '(t) Switchyard, one tool round', url: tools.info.url, headers: json, content: 'Please use a tool.' },
+    ];
+    for (const target of targets) await sequential(target, false, 0.5); // warm-up: JIT, sockets, caches
+    const runs = new Map<string, Figures[]>(targets.map((t) => [t.name, []]));
+    for (let run = 0; run < RUNS; run++) {
+      for (const target of targets) runs.get(target.name)!.push(await measure(target));
+    }
+    const figures = new Map<string, Figures>();
+    for (const [name, list] of runs) {
+      const pick = (key: keyof Figures) => median(list.map((f) => f[key]));
+      figures.set(name, { rps1: pick('rps1'), p50_1: pick('p50_1'), p99_1: pick('p99_1'), rps50: pick('rps50'), p50_50: pick('p50_50'), p99_50: pick('p99_50'), ttfb: pick('ttfb') });
+    }
+
+    const fmt = (n: number, digits = 2) => n.toFixed(digits).padStart(8);
+    console.log(`\nchat overhead, zero-latency upstream, median of ${RUNS} runs (${SECONDS} s each); latencies in ms`);
+    console.log(`${'target'.padEnd(32)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream)`);
+    for (const [name, f] of figures) {
+      console.log(`${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}`);
+    }
+    const a = figures.get(targets[0].name)!;
+    const b = figures.get(targets[1].name)!;
+    const report = (label: string, c: Figures) => {
+      const addedB = b.p50_1 - a.p50_1;
+      const addedC = c.p50_1 - a.p50_1;
+      console.log(`\n${label}`);
+      console.log(`  added p50 @1: ${addedC.toFixed(3)} ms vs bare proxy ${addedB.toFixed(3)} ms → +${(addedC - addedB).toFixed(3)} ms (target ≤ 0.15)`);
+      console.log(`  throughput @50: ${(c.rps50 / b.rps50).toFixed(2)} × bare proxy (target ≥ 0.75)`);
+      console.log(`  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → +${(c.ttfb - b.ttfb).toFixed(3)} ms (target ≤ 0.5)`);
+    };
+    report(targets[2].name, figures.get(targets[2].name)!);
+    report(`${targets[3].name} (no target)`, figures.get(targets[3].name)!);
+    const t = figures.get(targets[4].name)!;
+    console.log(`\n${targets[4].name}: p50 @1 ${t.p50_1.toFixed(3)} ms (two upstream calls + one MCP call), ${t.rps50.toFixed(0)} req/s @50`);
+    console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    for (const c of children) c.child.kill('SIGTERM');
+  }
+}
+
+const roleAt = process.argv.indexOf('--role');
+if (roleAt !== -1) await child(process.argv[roleAt + 1], process.argv.slice(roleAt + 2));
+else await main();
