@@ -157,9 +157,4 @@ export class ChildProcessTransport implements Transport {
     }
     this.readBuffer.clear();
   }
-
-  /** Kill the child at once (used when the gateway itself is going away without a clean close). */
-  kill(): void {
-    if (this.child && !this.exit) this.child.kill('SIGKILL');
-  }
 }
