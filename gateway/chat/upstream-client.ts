@@ -138,12 +138,14 @@ export class UpstreamClient {
       });
       // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
       // network chunks intact.
+      // Events rather than `for await`: one promise per stream instead of one per chunk.
       const decoder = new TextDecoder();
-      try {
-        for await (const bytes of response.body) parser.feed(decoder.decode(bytes as Buffer, { stream: true }));
-      } catch (err) {
-        throw fail(err, 'the stream broke off');
-      }
+      const stream = response.body;
+      await new Promise<void>((resolve, reject) => {
+        stream.on('data', (bytes: Buffer) => parser.feed(decoder.decode(bytes, { stream: true })));
+        stream.once('end', resolve);
+        stream.once('error', (err) => reject(fail(err, 'the stream broke off')));
+      });
       if (signal.aborted) throw signal.reason; // an abort that landed after the last byte
     } finally {
       clearTimeout(timer);
