@@ -70,6 +70,10 @@ test('a 3-round plan: tools run, results feed back, the answer joins every round
   assert.deepEqual(last[3], { role: 'tool', tool_call_id: 'call_0', content: '{"text":"alpha"}' });
   assert.deepEqual(last[5], { role: 'tool', tool_call_id: 'call_0', content: '{"slept":5}' });
   assert.deepEqual(last[7], { role: 'tool', tool_call_id: 'call_g', content: '{"text":"gamma"}' });
+
+  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+  assert.match(metrics, /switchyard_chat_tool_rounds_bucket\{le="3",model="svc-32b-conductor"\} [1-9]/);
+  assert.match(metrics, /switchyard_chat_tokens_total\{model="svc-32b-conductor",kind="completion"\} [1-9]/);
 });
 
 test('the calls of one round run concurrently', async () => {

@@ -114,3 +114,18 @@ test('upstream env precedence end to end: each model reaches its server with its
   assert.equal(shared.requests[0].authorization, 'Bearer shared-key');
   assert.ok(!gateway.rawLogs().includes('own-key'));
 });
+
+test('a chat past CHAT_DEADLINE_MS is a 504 chat_deadline_exceeded and its upstream call is aborted', async () => {
+  const upstream = await upstreamFixture();
+  const gateway = await gatewayWith({
+    env: { UPSTREAM_BASE_URL: upstream.baseUrl, CHAT_DEADLINE_MS: '400' },
+  });
+  upstream.script({ text: 'too late', delayMs: 3000 });
+  const started = performance.now();
+  const res = await postChat(gateway, { messages: [{ role: 'user', content: 'hi' }] });
+  assert.ok(performance.now() - started < 2500);
+  assert.equal(res.status, 504);
+  assert.equal(res.body.error.code, 'chat_deadline_exceeded');
+  assert.equal(res.body.error.message, 'The chat did not finish within its deadline of 400 ms.');
+  await upstream.abortedRequest();
+});
