@@ -141,11 +141,19 @@ export class UpstreamClient {
       // Events rather than `for await`: one promise per stream instead of one per chunk.
       const decoder = new TextDecoder();
       const stream = response.body;
+      // A server that ignores `stream: true` answers with one JSON completion: hand it over whole.
+      const json = String(response.headers['content-type'] ?? '').startsWith('application/json');
+      let whole = '';
       await new Promise<void>((resolve, reject) => {
-        stream.on('data', (bytes: Buffer) => parser.feed(decoder.decode(bytes, { stream: true })));
+        stream.on('data', (bytes: Buffer) => {
+          const text = decoder.decode(bytes, { stream: true });
+          if (json) whole += text;
+          else parser.feed(text);
+        });
         stream.once('end', resolve);
         stream.once('error', (err) => reject(fail(err, 'the stream broke off')));
       });
+      if (json) options.onData(whole);
       if (signal.aborted) throw signal.reason; // an abort that landed after the last byte
     } finally {
       clearTimeout(timer);
@@ -167,12 +175,14 @@ export class UpstreamClient {
           body,
           signal,
           dispatcher: this.options.dispatcher,
-          headersTimeout: this.timeoutMs,
-          bodyTimeout: this.timeoutMs,
+          // Our own timer (above) decides timeouts; undici's only back it up.
+          headersTimeout: this.timeoutMs + 1000,
+          bodyTimeout: this.timeoutMs + 1000,
         });
       } catch (err) {
         if (signal.aborted) throw fail(err, 'request');
         const errorCode = codeOf(err);
+        if (errorCode === 'UND_ERR_HEADERS_TIMEOUT') throw upstreamTimeout(this.modelId, this.timeoutMs);
         if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, errorCode })) {
           await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs }), signal).catch((e: unknown) => {
             throw fail(e, 'waiting to retry');
@@ -235,6 +245,7 @@ function codeOf(err: unknown): string | undefined {
 
 function errorText(err: unknown): string {
   const code = codeOf(err);
+  if (code === 'UND_ERR_BODY_TIMEOUT') return 'no data within the timeout';
   return code ?? (err instanceof Error ? err.name : 'unknown error');
 }
 

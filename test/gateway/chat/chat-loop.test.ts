@@ -250,7 +250,7 @@ test('upstream errors: a 4xx is a 400 with its message, a slow upstream is a 504
 
   upstream.script({ delayMs: 2000 });
   const slow = await postChat(gateway, { ...ask(), model: 'operator' });
-  assert.equal(slow.status, 504);
+  assert.equal(slow.status, 504, JSON.stringify(slow.body));
   assert.equal(slow.body.error.code, 'upstream_timeout');
   assert.equal(slow.body.error.message, 'The upstream for model "svc-8b-operator" did not answer within 600 ms.');
 
@@ -267,6 +267,13 @@ test('upstream errors: a 4xx is a 400 with its message, a slow upstream is a 504
   assert.equal(broken.status, 502);
   assert.equal(broken.body.error.code, 'upstream_error');
   assert.equal(broken.body.error.message, 'The upstream for model "svc-32b-conductor" failed: HTTP 500: engine crashed.');
+});
+
+test('an upstream that ignores stream: true and answers one JSON completion still works', async () => {
+  upstream.script({ json: true, text: '<think>x</think>Whole answer.', usage: { prompt_tokens: 9, completion_tokens: 4 } });
+  const completion = await openaiFor(gateway, key).chat.completions.create({ ...ask(), tool_choice: 'none' });
+  assert.equal(completion.choices[0].message.content, 'Whole answer.');
+  assert.deepEqual(completion.usage, { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 });
 });
 
 test('/health lists each model as up', async () => {
