@@ -6,7 +6,7 @@
  * arrives, and the non-streaming route simply collects it.
  *
  * @example
- *   const outcome = await orchestrator.run(plan, { content: (t) => parts.push(t), toolsRunning() {} }, new AbortController())
+ *   const outcome = await orchestrator.run(plan, { content: (t) => parts.push(t), toolsRunning() {} }, new ChatAbort())
  */
 import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -21,6 +21,7 @@ import { runToolRound } from './tool-round.js';
 import { ClientCancelled, chatDeadlineExceeded, upstreamUnavailable } from './upstream-errors.js';
 import type { UpstreamClient, UpstreamChatParams } from './upstream-client.js';
 import type { UpstreamHealth } from './upstream-health.js';
+import type { ChatAbort } from './chat-abort.js';
 import type { ChatCredits, FinishReason, ToolTraceEntry, UpstreamMessage, Usage } from './chat-types.js';
 
 /** A validated chat request, ready to run. */
@@ -102,18 +103,17 @@ export class ChatOrchestrator {
   }
 
   /**
-   * Run the chat. `controller` is the request's: the route aborts it with ClientCancelled when the
+   * Run the chat. `abort` is the request's: the route aborts it with ClientCancelled when the
    * client leaves; the loop aborts it at the deadline (and an upstream call at its timeout). Every
-   * upstream and tool call listens to its signal; whatever aborted it is what `run` throws.
+   * upstream and tool call listens to it; whatever aborted it is what `run` throws.
    */
-  async run(plan: ChatPlan, sink: ChatSink, controller: AbortController): Promise<ChatOutcome> {
+  async run(plan: ChatPlan, sink: ChatSink, abort: ChatAbort): Promise<ChatOutcome> {
     const { config, logger, metrics } = this.deps;
     const model = plan.model;
     this.assertAvailable(model);
     const client = this.deps.upstreams.get(model.id)!;
 
-    const deadline = setTimeout(() => controller.abort(chatDeadlineExceeded(config.chat.deadlineMs)), config.chat.deadlineMs);
-    const signal = controller.signal;
+    const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(config.chat.deadlineMs)), config.chat.deadlineMs);
 
     const billing = new ChatBilling(this.deps.ledger, plan.wallet);
     const tools = plan.toolsEnabled && this.deps.tools ? this.offer.functionsFor(this.deps.tools.listTools()) : [];
@@ -162,7 +162,7 @@ export class ChatOrchestrator {
           finishReason = 'length'; // out of credits: answer with what exists
           break;
         }
-        if (signal.aborted) throw signal.reason;
+        if (abort.aborted) throw abort.reason;
         if (inFlight === undefined && trace.length === 0) sink.started?.();
 
         onVisible.newRound();
@@ -175,7 +175,7 @@ export class ChatOrchestrator {
             ...plan.sampling,
             ...(tools.length ? { tools, tool_choice: forceFinal ? 'none' : 'auto' } : {}),
           },
-          { controller, onData: (data) => assembler.push(data) },
+          { abort, onData: (data) => assembler.push(data) },
         );
         const round: AssembledRound = assembler.finish();
         inFlight = undefined;
@@ -203,7 +203,7 @@ export class ChatOrchestrator {
           runner: this.deps.tools,
           concurrency: config.chat.toolConcurrency,
           maxChars: config.chat.toolResultMaxChars,
-          signal,
+          signal: abort.signal,
         });
         for (const m of results.messages) {
           messages.push(m);
@@ -229,8 +229,8 @@ export class ChatOrchestrator {
         toolRounds,
       };
     } catch (err) {
-      await this.settleAfterFailure(billing, usage, inFlight, signal.reason instanceof ClientCancelled, model.id);
-      throw signal.aborted ? signal.reason : err;
+      await this.settleAfterFailure(billing, usage, inFlight, abort.reason instanceof ClientCancelled, model.id);
+      throw abort.aborted ? abort.reason : err;
     } finally {
       clearTimeout(deadline);
     }

@@ -6,7 +6,7 @@
  *
  * @example
  *   const client = new UpstreamClient({ model, apiKey: env.UPSTREAM_API_KEY, dispatcher: new Agent() })
- *   await client.streamChat({ messages, max_tokens: 256 }, { controller, onData: (data) => assembler.push(data) })
+ *   await client.streamChat({ messages, max_tokens: 256 }, { abort, onData: (data) => assembler.push(data) })
  */
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
@@ -20,6 +20,7 @@ import {
   upstreamUnavailable,
 } from './upstream-errors.js';
 import type { UpstreamMessage, FunctionTool } from './chat-types.js';
+import type { ChatAbort } from './chat-abort.js';
 
 /** The per-call part of an upstream request; `model`, `stream` and `stream_options` are added here. */
 export interface UpstreamChatParams {
@@ -36,11 +37,11 @@ export interface UpstreamChatParams {
 
 export interface StreamChatOptions {
   /**
-   * The chat's controller (client disconnect, deadline): aborting it cancels the call and its
+   * The chat's abort handle (client disconnect, deadline): aborting it cancels the call and its
    * reason is rethrown as is. A call that runs past the model's timeout aborts it with a 504, since
-   * the chat cannot go on without this answer — one controller per chat, not one per call.
+   * the chat cannot go on without this answer — one handle per chat, not one per call.
    */
-  controller: AbortController;
+  abort: ChatAbort;
   /** Called with the `data` of each SSE event except `[DONE]`, in order. */
   onData(data: string): void;
 }
@@ -122,15 +123,14 @@ export class UpstreamClient {
    */
   async streamChat(params: UpstreamChatParams, options: StreamChatOptions): Promise<void> {
     const body = this.serialize(params);
-    const { controller } = options;
-    const signal = controller.signal;
-    if (signal.aborted) throw signal.reason;
-    const timer = setTimeout(() => controller.abort(upstreamTimeout(this.modelId, this.timeoutMs)), this.timeoutMs);
+    const { abort } = options;
+    if (abort.aborted) throw abort.reason;
+    const timer = setTimeout(() => abort.abort(upstreamTimeout(this.modelId, this.timeoutMs)), this.timeoutMs);
     const fail = (err: unknown, during: string): unknown =>
-      signal.aborted ? signal.reason : upstreamBadGateway(this.modelId, `${during}: ${errorText(err)}`);
+      abort.aborted ? abort.reason : upstreamBadGateway(this.modelId, `${during}: ${errorText(err)}`);
 
     try {
-      const response = await this.openStream(body, signal, fail);
+      const response = await this.openStream(body, abort, fail);
       const parser = createParser({
         onEvent: (event) => {
           if (event.data !== '[DONE]') options.onData(event.data);
@@ -154,7 +154,7 @@ export class UpstreamClient {
         stream.once('error', (err) => reject(fail(err, 'the stream broke off')));
       });
       if (json) options.onData(whole);
-      if (signal.aborted) throw signal.reason; // an abort that landed after the last byte
+      if (abort.aborted) throw abort.reason; // an abort that landed after the last byte
     } finally {
       clearTimeout(timer);
     }
@@ -163,7 +163,7 @@ export class UpstreamClient {
   /** Send the request, retrying connection failures, 429 and 5xx; resolve on a 2xx. */
   private async openStream(
     body: string,
-    signal: AbortSignal,
+    abort: ChatAbort,
     fail: (err: unknown, during: string) => unknown,
   ): Promise<Dispatcher.ResponseData> {
     for (let attempt = 1; ; attempt++) {
@@ -173,18 +173,18 @@ export class UpstreamClient {
           method: 'POST',
           headers: this.headers,
           body,
-          signal,
+          signal: abort.emitter,
           dispatcher: this.options.dispatcher,
           // Our own timer (above) decides timeouts; undici's only back it up.
           headersTimeout: this.timeoutMs + 1000,
           bodyTimeout: this.timeoutMs + 1000,
         });
       } catch (err) {
-        if (signal.aborted) throw fail(err, 'request');
+        if (abort.aborted) throw fail(err, 'request');
         const errorCode = codeOf(err);
         if (errorCode === 'UND_ERR_HEADERS_TIMEOUT') throw upstreamTimeout(this.modelId, this.timeoutMs);
         if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, errorCode })) {
-          await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs }), signal).catch((e: unknown) => {
+          await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs }), abort).catch((e: unknown) => {
             throw fail(e, 'waiting to retry');
           });
           continue;
@@ -201,7 +201,7 @@ export class UpstreamClient {
       const status = response.statusCode;
       if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, status })) {
         const retryAfter = headerValue(response.headers['retry-after']);
-        await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs, retryAfter }), signal).catch(
+        await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs, retryAfter }), abort).catch(
           (e: unknown) => {
             throw fail(e, 'waiting to retry');
           },
@@ -266,17 +266,17 @@ async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string
   return text;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+function sleep(ms: number, abort: ChatAbort): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
+    if (abort.aborted) return reject(abort.reason);
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
+      abort.emitter.off('abort', onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal.reason);
+      reject(abort.reason);
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    abort.emitter.once('abort', onAbort);
   });
 }

@@ -14,6 +14,7 @@ import { ClientCancelled } from '../chat/upstream-errors.js';
 import { SseWriter } from '../chat/sse-writer.js';
 import type { ChatOrchestrator, ChatPlan } from '../chat/orchestrator.js';
 import type { ChatCredits } from '../chat/chat-types.js';
+import { ChatAbort } from '../chat/chat-abort.js';
 
 export function registerChatRoutes(router: Router, guards: Middleware[], orchestrator: ChatOrchestrator): void {
   const ids = completionIds();
@@ -33,8 +34,8 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
     const created = Math.floor(Date.now() / 1000);
     const clientGone = abortOnDisconnect(ctx);
     try {
-      if (request.stream) await streamAnswer(ctx, orchestrator, plan, request, { id, created, model: model.id }, clientGone.controller);
-      else await jsonAnswer(ctx, orchestrator, plan, { id, created, model: model.id }, clientGone.controller);
+      if (request.stream) await streamAnswer(ctx, orchestrator, plan, request, { id, created, model: model.id }, clientGone.abort);
+      else await jsonAnswer(ctx, orchestrator, plan, { id, created, model: model.id }, clientGone.abort);
     } catch (err) {
       if (!(err instanceof ClientCancelled)) throw err;
       // Nobody is listening: 499 (client closed request) for the request log, nothing sent.
@@ -52,9 +53,9 @@ async function jsonAnswer(
   orchestrator: ChatOrchestrator,
   plan: ChatPlan,
   identity: { id: string; created: number; model: string },
-  controller: AbortController,
+  abort: ChatAbort,
 ): Promise<void> {
-  const outcome = await orchestrator.run(plan, { content() {}, toolsRunning() {} }, controller);
+  const outcome = await orchestrator.run(plan, { content() {}, toolsRunning() {} }, abort);
   setCreditHeaders(ctx, outcome.credits);
   ctx.body = {
     id: identity.id,
@@ -73,7 +74,7 @@ async function streamAnswer(
   plan: ChatPlan,
   request: ChatRequest,
   identity: { id: string; created: number; model: string },
-  controller: AbortController,
+  abort: ChatAbort,
 ): Promise<void> {
   const sse = new SseWriter(ctx.res, identity);
   // Koa must not touch the response once we write to it ourselves.
@@ -96,7 +97,7 @@ async function streamAnswer(
           for (const tool of tools) sse.comment(`tool ${tool}`);
         },
       },
-      controller,
+      abort,
     );
     takeOver();
     sse.finish({ finishReason: outcome.finishReason, toolTrace: outcome.toolTrace, credits: outcome.credits });
@@ -117,15 +118,15 @@ function setCreditHeaders(ctx: Context, credits: ChatCredits | undefined): void 
   ctx.set('x-credits-remaining', String(credits.remaining));
 }
 
-/** The request's AbortController, aborted with ClientCancelled when the client goes away before the response has finished. */
-function abortOnDisconnect(ctx: Context): { controller: AbortController; dispose(): void } {
-  const controller = new AbortController();
+/** The request's abort handle, aborted with ClientCancelled when the client goes away before the response has finished. */
+function abortOnDisconnect(ctx: Context): { abort: ChatAbort; dispose(): void } {
+  const abort = new ChatAbort();
   const onClose = () => {
-    if (!ctx.res.writableFinished) controller.abort(new ClientCancelled());
+    if (!ctx.res.writableFinished) abort.abort(new ClientCancelled());
   };
   ctx.res.once('close', onClose);
   return {
-    controller,
+    abort,
     dispose: () => ctx.res.off('close', onClose),
   };
 }

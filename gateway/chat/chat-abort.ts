@@ -1,0 +1,43 @@
+/**
+ * One cancellation handle per chat request: the client leaving, the chat deadline or an upstream
+ * call's timeout abort it, and everything the chat started stops. It hands undici an
+ * EventEmitter (an AbortSignal's `addEventListener` costs several microseconds per call on the hot
+ * path) and creates the AbortSignal the tool host needs only when a tool round asks for it.
+ *
+ * @example
+ *   const abort = new ChatAbort()
+ *   res.once('close', () => abort.abort(new ClientCancelled()))
+ *   await toolRunner.callTool(name, args, { signal: abort.signal })
+ */
+import { EventEmitter } from 'node:events';
+
+export class ChatAbort {
+  /** What undici listens to: emits `abort` once. */
+  readonly emitter = new EventEmitter();
+  private controller?: AbortController;
+  private abortedWith?: { reason: unknown };
+
+  get aborted(): boolean {
+    return this.abortedWith !== undefined;
+  }
+
+  /** Why the chat was aborted (undefined while it runs). */
+  get reason(): unknown {
+    return this.abortedWith?.reason;
+  }
+
+  /** An AbortSignal for code that needs one (tool calls), created on first use. */
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.abortedWith && !this.controller.signal.aborted) this.controller.abort(this.abortedWith.reason);
+    return this.controller.signal;
+  }
+
+  /** Abort once; later calls keep the first reason. */
+  abort(reason: unknown): void {
+    if (this.abortedWith) return;
+    this.abortedWith = { reason };
+    this.controller?.abort(reason);
+    this.emitter.emit('abort');
+  }
+}
