@@ -43,8 +43,6 @@ export interface ChatSink {
   content(text: string): void;
   /** A tool round is starting with these tools. */
   toolsRunning(tools: string[]): void;
-  /** Credits are held and the first upstream call is about to start: nothing can fail as a 402 any more. */
-  started?(): void;
 }
 
 export interface ChatOutcome {
@@ -163,7 +161,6 @@ export class ChatOrchestrator {
           break;
         }
         if (abort.aborted) throw abort.reason;
-        if (inFlight === undefined && trace.length === 0) sink.started?.();
 
         onVisible.newRound();
         const assembler = new StreamAssembler(onVisible.push);

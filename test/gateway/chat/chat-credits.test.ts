@@ -65,6 +65,10 @@ test('an empty wallet gets 402 insufficient_credits before any upstream call', a
   assert.equal(res.body.error.code, 'insufficient_credits');
   assert.equal(res.body.error.type, 'insufficient_credits_error');
   assert.match(res.body.error.message, /^Insufficient credits: balance is 0, this request needs at least \d+\.$/);
+  // Streaming too: nothing was sent yet, so it is a plain HTTP error.
+  const streamed = await postChat(gateway, { ...ask, stream: true }, authHeaders(key, wallet));
+  assert.equal(streamed.status, 402);
+  assert.equal(streamed.body.error.code, 'insufficient_credits');
   assert.equal(upstream.requests.length, 0);
 });
 
