@@ -38,12 +38,12 @@ export interface AppDeps {
    * work (upstream calls, tool calls) can tie its own AbortSignal to it. Default: never aborted.
    */
   shuttingDown?: AbortSignal;
-  /** The tool host: /v1/tools and /v1/tools/execute (absent: no tool routes). */
-  tools?: ToolRunner;
+  /** The tool host: /v1/tools, /v1/tools/execute and the chat loop's tools. */
+  tools: ToolRunner;
   /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store). */
   accounts: Accounts;
-  /** Each model's upstream client and health: POST /v1/chat/completions (absent: no chat route). */
-  upstreams?: Upstreams;
+  /** Each model's upstream client and health: POST /v1/chat/completions. */
+  upstreams: Upstreams;
 }
 
 /**
@@ -75,54 +75,48 @@ export function createApp(deps: AppDeps): Koa {
     }
     if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed();
   });
-  // 6. JSON bodies with a size limit; parse failures surface as invalid_json / request_too_large.
-  app.use(
-    koaBody({
-      json: true,
-      urlencoded: false,
-      text: false,
-      multipart: false,
-      jsonStrict: true,
-      jsonLimit: config.server.bodyLimitBytes,
-      onError: (err) => {
-        throw err;
-      },
-    }),
-  );
-
-  // 7. Routes. Open ones (health, metrics) take no wallet; every other route takes `gated`:
-  //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request budget.
+  // 6. Routes. Open ones (health, metrics) take no wallet; every other route takes `gated`:
+  //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request
+  //    budget → JSON body. Bodies are read only once the caller is known, and inside the route,
+  //    so a route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
+  const jsonBody = koaBody({
+    json: true,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    jsonStrict: true,
+    jsonLimit: config.server.bodyLimitBytes,
+    onError: (err) => {
+      throw err;
+    },
+  });
   const auth = (keyRequired: 'always' | 'unless-free') =>
     authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
-  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), perWalletRateLimit(config.limits.perWallet)];
+  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), perWalletRateLimit(config.limits.perWallet), jsonBody];
   const gated = compose(gatedSteps);
   const router = new Router();
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
   registerMetricsRoutes(router, { registry: deps.metrics.registry, adminToken: config.adminToken });
   registerModelRoutes(router, gated, config.models);
-  if (deps.upstreams) {
-    const orchestrator = new ChatOrchestrator({
-      config,
-      logger: deps.logger,
-      metrics: deps.metrics,
-      upstreams: deps.upstreams.clients,
-      health: deps.upstreams.health,
-      tools: deps.tools,
-      ledger: config.freeMode ? undefined : deps.accounts.ledger,
-    });
-    registerChatRoutes(router, [gated, chatConcurrency(config.limits)], orchestrator);
-  }
-  if (deps.tools) {
-    registerToolRoutes(router, gated, { tools: deps.tools, billing: { ledger: deps.accounts.ledger }, shuttingDown: deps.shuttingDown });
-  }
+  const orchestrator = new ChatOrchestrator({
+    config,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    upstreams: deps.upstreams.clients,
+    health: deps.upstreams.health,
+    tools: deps.tools,
+    ledger: config.freeMode ? undefined : deps.accounts.ledger,
+  });
+  registerChatRoutes(router, [gated, chatConcurrency(config.limits)], orchestrator);
+  registerToolRoutes(router, gated, { tools: deps.tools, billing: { ledger: deps.accounts.ledger }, shuttingDown: deps.shuttingDown });
   // Key routes have their own guards: minting a key cannot need a key.
-  const walletOnlySteps: Middleware[] = [requireWallet(), perWalletRateLimit(config.limits.perWallet)];
-  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), perWalletRateLimit(config.limits.perWallet)];
+  const walletOnlySteps: Middleware[] = [requireWallet(), perWalletRateLimit(config.limits.perWallet), jsonBody];
+  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), perWalletRateLimit(config.limits.perWallet), jsonBody];
   const walletOnly = compose(walletOnlySteps);
   const keyOfWallet = compose(keyOfWalletSteps);
   registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });
   registerCreditRoutes(router, gated, deps.accounts.ledger);
-  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger });
+  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger, jsonBody });
   app.use(router.routes());
   app.use(
     // No `throw`: the router then sets the `Allow` header a 405 must carry; step 5 adds the body.

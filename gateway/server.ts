@@ -41,7 +41,6 @@ export interface StartOptions {
  * handle to stop it all. `main.ts` and the tests both start the gateway through here.
  */
 export async function startGateway(config: Config, env: Env, options: StartOptions = {}): Promise<RunningGateway> {
-  void env;
   const logger = createLogger(config.logLevel, options.logDestination);
   const startedAt = Date.now();
   const metrics = createMetrics();

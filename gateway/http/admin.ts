@@ -9,6 +9,8 @@
  *     -d '{"address":"0x…","amount":100}'
  */
 import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import compose from 'koa-compose';
 import { z } from 'zod';
 import { InvalidRequest } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
@@ -37,8 +39,11 @@ function walletParam(value: string, param: string): string {
   return wallet;
 }
 
-export function registerAdminRoutes(router: Router, deps: { adminToken: string | undefined; ledger: Ledger }): void {
-  const admin = requireAdmin(deps.adminToken, 'disabled');
+export function registerAdminRoutes(
+  router: Router,
+  deps: { adminToken: string | undefined; ledger: Ledger; jsonBody: Middleware },
+): void {
+  const admin = compose([requireAdmin(deps.adminToken, 'disabled'), deps.jsonBody]);
 
   router.post('/admin/credits/grant', admin, async (ctx) => {
     const parsed = grantSchema.safeParse(ctx.request.body ?? {});

@@ -88,9 +88,11 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
  * is already parsed (koa-body runs before the router).
  */
 async function executeErrorShape(ctx: Context, next: Next): Promise<void> {
-  const tool = (ctx.request.body as { tool?: unknown } | undefined)?.tool;
-  const toolName = typeof tool === 'string' ? tool : null;
-  ctx.state.errorBody = (err: GatewayError) => ({ ok: false, tool: toolName, ...err.toBody() });
+  // Read the name when the error is shaped: the body is parsed later, inside the guard.
+  ctx.state.errorBody = (err: GatewayError) => {
+    const tool = (ctx.request.body as { tool?: unknown } | undefined)?.tool;
+    return { ok: false, tool: typeof tool === 'string' ? tool : null, ...err.toBody() };
+  };
   await next();
 }
 

@@ -76,7 +76,7 @@ test('SIGTERM: an in-flight request still completes, new connections are refused
     host: '127.0.0.1',
     port,
     method: 'POST',
-    path: '/v1/models',
+    path: '/v1/chat/completions',
     headers: { 'x-wallet-address': WALLET, 'content-type': 'application/json', expect: '100-continue' },
   });
   const response = new Promise<{ status: number; connection: string | undefined; body: string }>((resolve, reject) => {
@@ -97,9 +97,9 @@ test('SIGTERM: an in-flight request still completes, new connections are refused
 
   req.end('true}');
   const done = await response;
-  // The request ran to its real answer: the body was parsed and the router said POST is not allowed.
-  assert.equal(done.status, 405);
-  assert.equal((JSON.parse(done.body) as { error: { code: string } }).error.code, 'method_not_allowed');
+  // The request ran to its real answer: the body was parsed and the chat schema refused it.
+  assert.equal(done.status, 400);
+  assert.equal((JSON.parse(done.body) as { error: { param: string } }).error.param, 'messages');
   assert.equal(done.connection, 'close');
 
   assert.equal(await gateway.exited, 0);

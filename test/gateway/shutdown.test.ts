@@ -15,7 +15,7 @@ import { createLogger } from '../../gateway/logger.js';
 
 /** Start a chunked upload that never finishes; resolves once the server has accepted it. */
 async function holdUpload(url: string): Promise<{ req: ClientRequest; outcome: Promise<string> }> {
-  const req = request(`${url}/v1/models`, { method: 'POST', headers: walletHeaders(undefined, { expect: '100-continue' }) });
+  const req = request(`${url}/v1/chat/completions`, { method: 'POST', headers: walletHeaders(undefined, { expect: '100-continue' }) });
   const outcome = new Promise<string>((resolve) => {
     req.once('response', (res) => resolve(`response ${res.statusCode}`));
     req.once('error', (err: NodeJS.ErrnoException) => resolve(`error ${err.code}`));

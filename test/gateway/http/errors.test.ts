@@ -19,26 +19,28 @@ async function expectError(res: Response, status: number, error: { message: stri
   assert.deepEqual(await res.json(), { error });
 }
 
-test('malformed JSON → 400 invalid_json (before any wallet check)', async () => {
+const CHAT = '/v1/chat/completions';
+
+test('malformed JSON → 400 invalid_json (bodies are read only after the wallet check)', async () => {
   const error = { message: 'Request body is not valid JSON.', type: 'invalid_request_error', code: 'invalid_json', param: null };
-  await expectError(await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(), body: '{"a":' }), 400, error);
-  await expectError(
-    await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: "{'single': 1}" }),
-    400,
-    error,
-  );
+  await expectError(await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(), body: '{"a":' }), 400, error);
+  await expectError(await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(), body: "{'single': 1}" }), 400, error);
   // Strict JSON: a bare string is not an acceptable body either.
-  await expectError(await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(), body: '"text"' }), 400, error);
+  await expectError(await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(), body: '"text"' }), 400, error);
+  // Without a wallet the body is never read: the caller is refused first.
+  const anonymous = await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+  assert.equal(anonymous.status, 400);
+  assert.equal((await anonymous.json()).error.code, 'invalid_wallet_address');
 });
 
 test('a body over BODY_LIMIT_BYTES → 413 request_too_large, with or without Content-Length', async () => {
   const error = { message: 'Request body is larger than the limit.', type: 'invalid_request_error', code: 'request_too_large', param: null };
   const big = JSON.stringify({ pad: 'x'.repeat(BODY_LIMIT) });
-  await expectError(await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(), body: big }), 413, error);
+  await expectError(await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(), body: big }), 413, error);
 
   // Chunked upload (no Content-Length): the limit applies while reading.
   const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders() }, (res) => {
+    const req = request(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders() }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (c: string) => (body += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -50,10 +52,12 @@ test('a body over BODY_LIMIT_BYTES → 413 request_too_large, with or without Co
   assert.equal(chunked.status, 413);
   assert.deepEqual(JSON.parse(chunked.body), { error });
 
-  // Just under the limit is read and parsed (then the router answers: POST is not allowed here).
+  // Just under the limit is read and parsed (then the chat schema answers: messages are missing).
   const fits = JSON.stringify({ pad: 'z'.repeat(BODY_LIMIT - 20) });
   assert.ok(Buffer.byteLength(fits) <= BODY_LIMIT);
-  assert.equal((await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(), body: fits })).status, 405);
+  const parsed = await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(), body: fits });
+  assert.equal(parsed.status, 400);
+  assert.equal((await parsed.json()).error.param, 'messages');
 });
 
 test('unknown route → 404 not_found; wrong method → 405 method_not_allowed; bad wallet → 400', async () => {
@@ -87,7 +91,7 @@ test('unknown route → 404 not_found; wrong method → 405 method_not_allowed; 
 
 test('a body the server cannot decode → 415 unsupported_encoding or 400 invalid_body_encoding', async () => {
   await expectError(
-    await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(undefined, { 'content-encoding': 'bogus' }), body: '{}' }),
+    await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(undefined, { 'content-encoding': 'bogus' }), body: '{}' }),
     415,
     {
       message: 'Unsupported Content-Encoding; send the body as identity, gzip, deflate or br.',
@@ -97,7 +101,7 @@ test('a body the server cannot decode → 415 unsupported_encoding or 400 invali
     },
   );
   await expectError(
-    await fetch(`${gateway.url}/v1/models`, { method: 'POST', headers: walletHeaders(undefined, { 'content-encoding': 'gzip' }), body: '{"a":1}' }),
+    await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(undefined, { 'content-encoding': 'gzip' }), body: '{"a":1}' }),
     400,
     {
       message: 'The request body could not be decoded with its Content-Encoding.',
@@ -106,13 +110,14 @@ test('a body the server cannot decode → 415 unsupported_encoding or 400 invali
       param: null,
     },
   );
-  // A body that really is gzip is read (and then refused by the router: POST is not allowed here).
-  const gzipped = await fetch(`${gateway.url}/v1/models`, {
+  // A body that really is gzip is read (and then refused by the chat schema: messages are missing).
+  const gzipped = await fetch(`${gateway.url}${CHAT}`, {
     method: 'POST',
     headers: walletHeaders(undefined, { 'content-encoding': 'gzip' }),
     body: gzipSync('{"a":1}'),
   });
-  assert.equal(gzipped.status, 405);
+  assert.equal(gzipped.status, 400);
+  assert.equal((await gzipped.json()).error.param, 'messages');
 });
 
 test('anything unexpected → 500 with a generic message; the detail is only in the log (redacted)', async (t) => {

@@ -113,6 +113,8 @@ describe('/v1/tools and /v1/tools/execute', () => {
   test('invalid JSON is refused with the execute error shape', async () => {
     const response = await execute(gateway, '{"tool":');
     assert.equal(response.status, 400);
+    assert.equal(response.body.ok, false);
+    assert.equal(response.body.tool, null);
     assert.equal((response.body.error as { code: string }).code, 'invalid_json');
   });
 
