@@ -7,9 +7,9 @@
  * byte of a streamed answer. Median of 3 interleaved runs. Every server runs in its own process so
  * the load generator does not share their event loop; the gateway logs at info into a no-op sink.
  *
- *   npx tsx bench/chat-overhead.ts            (about 50 s; loopback only)
+ *   npx tsx bench/chat-overhead.ts            (about 50 s; loopback only; runs `npm run build` first)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,9 +59,14 @@ async function runUpstream(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 }
 
+/**
+ * The gateway runs as `npm start` runs it: the compiled JS in dist/ (main() builds it first), not
+ * the TypeScript through tsx. Its processes and the bare proxy's are started alike.
+ */
 async function runGateway(upstream: string, mode: string): Promise<Record<string, string>> {
-  const { parseConfig } = await import('../gateway/config.js');
-  const { startGateway } = await import('../gateway/server.js');
+  const dist = (module: string) => new URL(`../dist/gateway/${module}.js`, import.meta.url).href;
+  const { parseConfig } = (await import(dist('config'))) as typeof import('../gateway/config.js');
+  const { startGateway } = (await import(dist('server'))) as typeof import('../gateway/server.js');
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
   const upstreamConfig = { baseUrl: upstream, model: 'zero' };
@@ -204,6 +209,8 @@ function median(values: number[]): number {
 
 async function main(): Promise<void> {
   const started = performance.now();
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed: the bench measures the compiled gateway in dist/');
   const upstream = await startRole('upstream');
   const upstreamBase = upstream.info.url;
   const [proxy, free, credits, tools] = await Promise.all([
