@@ -4,6 +4,11 @@
  * SQLite — and steps for one wallet are serialized in this process (the DATA_DIR lock makes this
  * process the only writer). Invariant: total_deposited = credits + held + total_spent.
  *
+ * Being the only writer also lets a step start from the record it last committed instead of
+ * reading and validating it again (a busy wallet's record holds its last 256 outcomes, so that
+ * read was most of a step's cost). The copy kept is always what the store holds: a step whose
+ * write fails forgets it, and the next step reads the store.
+ *
  * @example
  *   const ledger = await openLedger(store, { reservationTtlMs: 360_000 })
  *   const hold = await ledger.reserve(wallet, 5)     // or InsufficientCredits (402)
@@ -21,6 +26,8 @@ const MAX_CLOSED = 256;
 /** Idempotent grants remembered inside the wallet record (the global index keeps them longer). */
 const MAX_GRANTS = 64;
 const IDEMPOTENCY_TTL_MS = 30 * 24 * 3_600_000;
+/** Committed wallet records kept in memory, least recently used dropped first. */
+const MAX_CACHED_WALLETS = 512;
 
 const count = z.number().int().nonnegative();
 const walletRecordSchema = z.object({
@@ -73,14 +80,38 @@ function positiveInteger(value: number, name: string): void {
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
 }
 
+/**
+ * Keep the `max` newest entries by `at` (among equal `at`, the earlier added). Entries arrive one
+ * at a time, so the usual case is one too many: drop the oldest in place rather than sorting.
+ */
 function newestEntries<V extends { at: number }>(entries: Record<string, V>, max: number): Record<string, V> {
-  const list = Object.entries(entries);
-  if (list.length <= max) return entries;
-  return Object.fromEntries(list.sort((a, b) => b[1].at - a[1].at).slice(0, max));
+  let size = 0;
+  let oldest: string | undefined;
+  let oldestAt = Infinity;
+  for (const id in entries) {
+    size++;
+    const at = entries[id].at;
+    if (at <= oldestAt) {
+      oldest = id;
+      oldestAt = at;
+    }
+  }
+  if (size <= max) return entries;
+  if (size === max + 1) {
+    delete entries[oldest!];
+    return entries;
+  }
+  return Object.fromEntries(
+    Object.entries(entries)
+      .sort((a, b) => b[1].at - a[1].at)
+      .slice(0, max),
+  );
 }
 
 export class KeyvLedger implements Ledger {
   private readonly mutex = new KeyedMutex();
+  /** Each recently used wallet's record as last committed (see the file comment). */
+  private readonly committed = new Map<string, WalletRecord>();
   /** Wallets that may hold open reservations: the only ones the timer needs to visit. */
   private readonly holding = new Set<string>();
   private readonly now: () => number;
@@ -145,10 +176,11 @@ export class KeyvLedger implements Ledger {
         await this.store.idempotency.set(idempotencyKey, { wallet: address, amount }, IDEMPOTENCY_TTL_MS);
       }
       const result = await this.update(address, (record) => {
+        // Copies in and out: the record outlives the step (it stays cached), callers' objects must not alias it.
         const done = record.grants[idempotencyKey];
-        if (done) return { value: done.result, write: false };
+        if (done) return { value: { ...done.result }, write: false };
         const balance = addCredits(address, record, amount);
-        record.grants[idempotencyKey] = { at: this.now(), result: balance };
+        record.grants[idempotencyKey] = { at: this.now(), result: { ...balance } };
         record.grants = newestEntries(record.grants, MAX_GRANTS);
         return { value: balance, write: true };
       });
@@ -231,7 +263,11 @@ export class KeyvLedger implements Ledger {
   private update<T>(wallet: string, step: (record: WalletRecord, address: string) => { value: T; write: boolean }): Promise<T> {
     const address = wallet.toLowerCase();
     return this.mutex.run(address, async () => {
-      const record = await this.load(address);
+      const cached = this.committed.get(address);
+      const record = cached ?? (await this.load(address));
+      // The step changes `record` in place: until its write has landed it is not the committed
+      // record, so it leaves the cache and returns only once the store holds it.
+      this.committed.delete(address);
       const swept = this.sweep(record);
       let outcome: { value: T; write: boolean };
       try {
@@ -243,9 +279,15 @@ export class KeyvLedger implements Ledger {
       }
       const { value, write } = outcome;
       if (swept || write) await this.store.balances.set(address, record);
+      this.remember(address, record);
       if (Object.keys(record.holds).length === 0) this.holding.delete(address);
       return value;
     });
+  }
+
+  private remember(address: string, record: WalletRecord): void {
+    this.committed.set(address, record);
+    if (this.committed.size > MAX_CACHED_WALLETS) this.committed.delete(this.committed.keys().next().value!);
   }
 
   private sweep(record: WalletRecord): boolean {
