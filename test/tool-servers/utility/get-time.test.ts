@@ -115,10 +115,27 @@ describe('get_time', () => {
       unix: Date.UTC(2026, 2, 8, 7) / 1000,
       day_of_week: 'Sunday',
       is_dst: false,
-      location: { name: 'Mumbai', country: 'India', latitude: 19.07283, longitude: 72.88261 },
+      location: { name: 'Mumbai', country: 'India', region: 'Maharashtra', latitude: 19.07283, longitude: 72.88261 },
     });
     assert.equal(geocoding.requests.length, 1);
     assert.equal(geocoding.requests[0].query.get('name'), 'Mumbai');
+  });
+
+  test('a qualified place name uses the zone of the place it names', async () => {
+    geocoding.requests.length = 0;
+    const london = await utility.call('get_time', { location: 'Dover, United Kingdom', at: '2026-07-01T12:00:00Z' });
+    assert.equal(london.result?.timezone, 'Europe/London');
+    assert.deepEqual(london.result?.location, { name: 'Dover', country: 'United Kingdom', region: 'England', latitude: 51.12598, longitude: 1.31257 });
+    const austin = await utility.call('get_time', { location: 'Austin, TX', at: '2026-07-01T12:00:00Z' });
+    assert.equal(austin.result?.timezone, 'America/Chicago');
+    assert.equal(austin.result?.utc_offset, '-05:00');
+    // Unqualified, the most populous Dover (Delaware), not the first one listed (England).
+    const dover = await utility.call('get_time', { location: 'Dover', at: '2026-07-01T12:00:00Z' });
+    assert.equal(dover.result?.timezone, 'America/New_York');
+    assert.deepEqual(
+      geocoding.requests.map((r) => [r.query.get('name'), r.query.get('count')]),
+      [['Dover', '10'], ['Austin', '10'], ['Dover', '10']],
+    );
   });
 
   test('an unknown place is not_found', async () => {

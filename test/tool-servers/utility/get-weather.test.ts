@@ -71,6 +71,36 @@ describe('get_weather', () => {
     assert.equal(forecast.requests[0].query.get('daily'), null);
   });
 
+  // Open-Meteo matches bare names only: the qualifier after the comma must choose among its results.
+  const qualified: Array<[string, { name: string; country: string; region: string; latitude: number; longitude: number }]> = [
+    ['Dover', { name: 'Dover', country: 'United States', region: 'Delaware', latitude: 39.15817, longitude: -75.52437 }],
+    ['Dover, UK', { name: 'Dover', country: 'United Kingdom', region: 'England', latitude: 51.12598, longitude: 1.31257 }],
+    ['Dover, NH', { name: 'Dover', country: 'United States', region: 'New Hampshire', latitude: 43.19786, longitude: -70.8737 }],
+    ['dover, new jersey', { name: 'Dover', country: 'United States', region: 'New Jersey', latitude: 40.88399, longitude: -74.5621 }],
+    ['Austin, Texas', { name: 'Austin', country: 'United States', region: 'Texas', latitude: 30.26715, longitude: -97.74306 }],
+    ['Austin, MN, USA', { name: 'Austin', country: 'United States', region: 'Minnesota', latitude: 43.66663, longitude: -92.97464 }],
+    ['Paris, FR', { name: 'Paris', country: 'France', region: 'Île-de-France', latitude: 48.85341, longitude: 2.3488 }],
+    ['Paris, Texas', { name: 'Paris', country: 'United States', region: 'Texas', latitude: 33.66094, longitude: -95.55551 }],
+    ['Paris, Ile-de-France', { name: 'Paris', country: 'France', region: 'Île-de-France', latitude: 48.85341, longitude: 2.3488 }],
+  ];
+  for (const [location, expected] of qualified) {
+    test(`"${location}" is geocoded by name, the qualifier choosing among same-named places`, async () => {
+      const { result, error } = await utility.call('get_weather', { location, days: 0 });
+      assert.equal(error, undefined);
+      const { timezone: _zone, ...place } = result?.location as Record<string, unknown>;
+      assert.deepEqual(place, expected);
+      assert.equal(geocoding.requests[0].query.get('name'), location.split(',')[0]);
+      assert.equal(geocoding.requests[0].query.get('count'), '10');
+      assert.equal(forecast.requests[0].query.get('latitude'), String(expected.latitude));
+    });
+  }
+
+  test('a qualifier no same-named place matches is not_found, not another place of that name', async () => {
+    const { error } = await utility.call('get_weather', { location: 'Dover, Narnia' });
+    assert.deepEqual(error, { code: 'not_found', message: 'No place called "Dover, Narnia" was found.', param: 'location' });
+    assert.equal(forecast.requests.length, 0);
+  });
+
   test('an unknown place is not_found (Open-Meteo sends no results key)', async () => {
     const { error } = await utility.call('get_weather', { location: 'Atlantis' });
     assert.deepEqual(error, { code: 'not_found', message: 'No place called "Atlantis" was found.', param: 'location' });

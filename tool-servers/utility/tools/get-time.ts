@@ -5,7 +5,7 @@ import { canonicalTimeZone, formatLocalDateTime, formatUtcOffset, isDaylightSavi
 
 export const getTimeInput = z.object({
   timezone: z.string().trim().min(1).max(64).optional().describe('IANA time zone such as "Europe/Berlin" or "America/New_York".'),
-  location: z.string().trim().min(1).max(200).optional().describe('Place name such as "Tokyo"; its time zone is looked up.'),
+  location: z.string().trim().min(1).max(200).optional().describe('Place name such as "Tokyo" or "Portland, Oregon" (a region or country after a comma picks among places of the same name); its time zone is looked up.'),
   at: z
     .string()
     .trim()
@@ -22,7 +22,7 @@ export const getTimeOutput = z.object({
   unix: z.number().int(),
   day_of_week: z.string(),
   is_dst: z.boolean(),
-  location: z.object({ name: z.string(), country: z.string().optional(), latitude: z.number(), longitude: z.number() }).optional(),
+  location: z.object({ name: z.string(), country: z.string().optional(), region: z.string().optional(), latitude: z.number(), longitude: z.number() }).optional(),
 });
 
 export interface TimeDeps {
@@ -69,7 +69,13 @@ export function createGetTimeTool(deps: TimeDeps) {
         const canonical = place.timezone ? canonicalTimeZone(place.timezone) : undefined;
         if (!canonical) throw new ToolError('not_found', `No time zone is known for "${place.name}".`, { param: 'location' });
         zone = canonical;
-        location = { name: place.name, ...(place.country ? { country: place.country } : {}), latitude: place.latitude, longitude: place.longitude };
+        location = {
+          name: place.name,
+          ...(place.country ? { country: place.country } : {}),
+          ...(place.admin1 ? { region: place.admin1 } : {}),
+          latitude: place.latitude,
+          longitude: place.longitude,
+        };
       }
 
       const time = zonedTime(instantMs, zone);

@@ -5,7 +5,7 @@ import { geocodePlace } from '../weather/geocoding.js';
 import { fetchForecast } from '../weather/open-meteo.js';
 
 export const getWeatherInput = z.object({
-  location: z.string().trim().min(1).max(200).optional().describe('Place name such as "Berlin" or "Austin, Texas".'),
+  location: z.string().trim().min(1).max(200).optional().describe('Place name such as "Berlin", "Austin, Texas" or "Paris, FR"; a region or country after a comma picks among places of the same name.'),
   latitude: z.number().min(-90).max(90).optional().describe('With `longitude`, instead of `location`.'),
   longitude: z.number().min(-180).max(180).optional().describe('With `latitude`, instead of `location`.'),
   units: z.enum(['metric', 'imperial']).default('metric').describe('metric (°C, km/h) or imperial (°F, mph).'),
