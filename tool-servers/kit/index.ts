@@ -6,3 +6,4 @@ export { runStdio } from './run-stdio.js';
 export { createStderrLogger, type Logger } from './logger.js';
 export { httpRequest, httpJson, HttpFailure, HttpStatusError, type HttpRequestOptions, type HttpResponse } from './http-client.js';
 export { firstAvailable, describeFailure, type Provider, type FallbackResult } from './provider-fallback.js';
+export { untilAborted } from './until-aborted.js';

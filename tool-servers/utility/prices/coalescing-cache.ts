@@ -1,4 +1,4 @@
-import { ToolError } from '../../kit/index.js';
+import { untilAborted } from '../../kit/index.js';
 
 export interface CoalescingCacheOptions {
   /** How long a successful answer is reused; 0 turns caching off (coalescing stays). */
@@ -60,22 +60,4 @@ export function createCoalescingCache<T>(options: CoalescingCacheOptions): Coale
       return untilAborted(shared, signal);
     },
   };
-}
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new ToolError('timeout', 'The call was cancelled.'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new ToolError('timeout', 'The call was cancelled.'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }

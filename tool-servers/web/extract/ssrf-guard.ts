@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { ToolError } from '../../kit/index.js';
+import { ToolError, untilAborted } from '../../kit/index.js';
 import { refusedAddressReason, refusedHostnameReason } from './address-policy.js';
 
 export interface ResolvedAddress {
@@ -70,6 +70,7 @@ export async function checkUrl(url: URL, options: GuardOptions): Promise<Checked
 
   let addresses: ResolvedAddress[];
   try {
+    // The system resolver cannot be cancelled: stop waiting for it when the call's deadline passes.
     addresses = await untilAborted(options.lookup(hostname, options.signal), options.signal);
   } catch (err) {
     if (options.signal.aborted) throw new ToolError('timeout', 'Resolving the host timed out.', { cause: err });
@@ -84,16 +85,6 @@ export async function checkUrl(url: URL, options: GuardOptions): Promise<Checked
     }
   }
   return { ...base, address: addresses[0].address, family: addresses[0].family };
-}
-
-/** The system resolver cannot be cancelled, so stop waiting for it when the call's deadline passes. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 function notAllowed(message: string): ToolError {
