@@ -13,10 +13,19 @@ export function htmlToPlainText(fragment: string): string {
     .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+\d*);/gi, (whole, name: string) => {
       const lower = name.toLowerCase();
       if (lower in ENTITIES) return ENTITIES[lower];
-      if (lower.startsWith('#x')) return String.fromCodePoint(Number.parseInt(lower.slice(2), 16));
-      if (lower.startsWith('#')) return String.fromCodePoint(Number.parseInt(lower.slice(1), 10));
+      if (lower.startsWith('#')) return fromCodePoint(lower.startsWith('#x') ? Number.parseInt(lower.slice(2), 16) : Number.parseInt(lower.slice(1), 10), whole);
       return whole;
     })
     .replace(/\s+/g, ' ')
     .trim();
+}
+
+/**
+ * A numeric entity's character. Past U+10FFFF String.fromCodePoint throws, and one bad entity
+ * must not cost a provider its whole answer; lone surrogates are not characters either. Such an
+ * entity stays as written.
+ */
+function fromCodePoint(codePoint: number, written: string): string {
+  if (!(codePoint <= 0x10ffff) || (codePoint >= 0xd800 && codePoint <= 0xdfff)) return written;
+  return String.fromCodePoint(codePoint);
 }
