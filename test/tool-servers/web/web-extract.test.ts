@@ -70,12 +70,12 @@ test('refused URLs fail with url_not_allowed before any DNS lookup or connection
     ['http://192.168.1.1/', '192.168.1.1 is a private address.'],
     ['http://100.64.0.1/', '100.64.0.1 is a carrier-grade NAT address.'],
     ['http://169.254.169.254/latest/meta-data/', '169.254.169.254 is a cloud metadata address.'],
-    [`http://[::ffff:127.0.0.1]:${q}/`, '[::ffff:7f00:1] is a IPv4-mapped loopback address.'],
+    [`http://[::ffff:127.0.0.1]:${q}/`, '[::ffff:7f00:1] is an IPv4-mapped loopback address.'],
     ['http://[fd00::1]/', '[fd00::1] is a unique local (private) address.'],
     ['http://[fd00:ec2::254]/', '[fd00:ec2::254] is a cloud metadata address.'],
     ['http://[64:ff9b::a9fe:a9fe]/', '[64:ff9b::a9fe:a9fe] is a NAT64 cloud metadata address.'],
     ['http://[2002:a00:1::]/', '[2002:a00:1::] is a 6to4 private address.'],
-    [`http://0.0.0.0:${q}/`, '0.0.0.0 is a unspecified address.'],
+    [`http://0.0.0.0:${q}/`, '0.0.0.0 is an unspecified address.'],
     ['http://metadata.google.internal/computeMetadata/v1/', 'metadata.google.internal is a local-only name.'],
     ['file:///etc/passwd', 'Only http and https URLs can be read, not file.'],
     [`ftp://127.0.0.1:${q}/`, 'Only http and https URLs can be read, not ftp.'],
@@ -91,16 +91,17 @@ test('refused URLs fail with url_not_allowed before any DNS lookup or connection
 });
 
 test('a name that resolves to a private address is refused after one lookup and no connection', async () => {
-  const client = await start({}, { 'intranet.example': ['10.1.2.3'], 'mixed.example': ['93.184.215.14', '127.0.0.1'], 'v6.example': ['fd12::5'] });
+  const client = await start({}, { 'intranet.example': ['10.1.2.3'], 'mixed.example': ['93.184.215.14', '127.0.0.1'], 'v6.example': ['fd12::5'], 'mapped.example': ['::ffff:10.0.0.1'] });
   for (const [host, reason] of [
-    ['intranet.example', 'private'],
-    ['mixed.example', 'loopback'],
-    ['v6.example', 'unique local (private)'],
+    ['intranet.example', 'a private'],
+    ['mixed.example', 'a loopback'],
+    ['v6.example', 'a unique local (private)'],
+    ['mapped.example', 'an IPv4-mapped private'],
   ]) {
     const outcome = await client.call('web_extract', { url: `https://${host}/page` });
-    assert.deepEqual(outcome.error, { code: 'url_not_allowed', message: `URL not allowed: ${host} resolves to a ${reason} address.`, param: 'url' });
+    assert.deepEqual(outcome.error, { code: 'url_not_allowed', message: `URL not allowed: ${host} resolves to ${reason} address.`, param: 'url' });
   }
-  assert.deepEqual(client.lookup.calls, ['intranet.example', 'mixed.example', 'v6.example']);
+  assert.deepEqual(client.lookup.calls, ['intranet.example', 'mixed.example', 'v6.example', 'mapped.example']);
   assert.deepEqual(client.connect.calls, []);
 });
 

@@ -61,7 +61,7 @@ export async function checkUrl(url: URL, options: GuardOptions): Promise<Checked
   const literalFamily = isIP(hostname);
   if (literalFamily !== 0) {
     const reason = allowlisted ? undefined : refusedAddressReason(hostname);
-    if (reason) throw notAllowed(`${url.hostname} is a ${reason} address.`);
+    if (reason) throw notAllowed(`${url.hostname} is ${withArticle(reason)} address.`);
     return { ...base, address: hostname, family: literalFamily === 6 ? 6 : 4 };
   }
 
@@ -81,10 +81,15 @@ export async function checkUrl(url: URL, options: GuardOptions): Promise<Checked
     for (const resolved of addresses) {
       const reason = refusedAddressReason(resolved.address);
       // The address itself stays out of the message: it would map the operator's private network.
-      if (reason) throw notAllowed(`${hostname} resolves to a ${reason} address.`);
+      if (reason) throw notAllowed(`${hostname} resolves to ${withArticle(reason)} address.`);
     }
   }
   return { ...base, address: addresses[0].address, family: addresses[0].family };
+}
+
+/** "an IPv4-mapped loopback", "an unspecified", but "a unique local": the article goes by sound. */
+function withArticle(phrase: string): string {
+  return /^(?:[aeio]|u(?!ni))/i.test(phrase) ? `an ${phrase}` : `a ${phrase}`;
 }
 
 function notAllowed(message: string): ToolError {
