@@ -6,7 +6,8 @@ import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
 import type { Ledger, Reservation } from '../accounts/types.js';
-import { GatewayError, InvalidRequest } from '../errors.js';
+import { InvalidRequest, type GatewayError } from '../errors.js';
+import { invalidToolArguments, toolNotFound } from '../tools/tool-errors.js';
 import type { ToolRunner } from '../tools/types.js';
 
 export interface ToolRoutesOptions {
@@ -58,13 +59,12 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     if (!parsed.success) throw new InvalidRequest('tool must be a tool name (a non-empty string).', 'tool');
     const rawArgs = parsed.data.args ?? {};
     if (typeof rawArgs !== 'object' || rawArgs === null || Array.isArray(rawArgs)) {
-      throw new GatewayError({ status: 400, code: 'invalid_tool_arguments', message: 'args must be a JSON object.', param: 'args' });
+      throw invalidToolArguments('args must be a JSON object.', 'args');
     }
     const args = rawArgs as Record<string, unknown>;
     const name = parsed.data.tool;
-    if (tools.hasTool && !tools.hasTool(name)) {
-      throw new GatewayError({ status: 404, code: 'tool_not_found', message: `Unknown tool "${name}".`, param: 'tool' });
-    }
+    // Refused before credits are reserved, even while the tool's server is down.
+    if (!tools.hasTool(name)) throw toolNotFound(name);
 
     const signal = callSignal(ctx, options.shuttingDown);
     const reservation =
@@ -85,10 +85,10 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
 
 /**
  * Before the guard, so a refused wallet or key also answers `{ok: false, tool, error}`. The body
- * is already parsed (koa-body runs before the router).
+ * is parsed later, inside the guard (after auth), so the tool name is read only when an error is
+ * shaped; it is null when the body was never parsed or names no tool.
  */
 async function executeErrorShape(ctx: Context, next: Next): Promise<void> {
-  // Read the name when the error is shaped: the body is parsed later, inside the guard.
   ctx.state.errorBody = (err: GatewayError) => {
     const tool = (ctx.request.body as { tool?: unknown } | undefined)?.tool;
     return { ok: false, tool: typeof tool === 'string' ? tool : null, ...err.toBody() };

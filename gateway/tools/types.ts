@@ -31,5 +31,5 @@ export interface ToolRunner {
   listTools(): ToolInfo[];
   callTool(name: string, args: Record<string, unknown>, options?: CallToolOptions): Promise<unknown>;
   /** Whether some configured server (or a built-in) offers `name`, even if its server is down now. */
-  hasTool?(name: string): boolean;
+  hasTool(name: string): boolean;
 }
