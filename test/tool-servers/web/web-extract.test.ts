@@ -125,6 +125,17 @@ test('an allowlisted host name is fetched at its checked address with its own Ho
   assert.deepEqual(client.connect.calls, [{ hostname: '127.0.0.1', port: String(site.port) }]);
 });
 
+test('when the first checked address cannot be reached the next one is tried (an IPv6 record first on an IPv4-only machine)', async () => {
+  // The counting connector refuses everything but 127.0.0.1, as an IPv4-only machine refuses IPv6.
+  const client = await start({}, { 'news.test': ['2001:db8::1', '127.0.0.1'] });
+  const outcome = await client.call('web_extract', { url: `http://news.test:${site.port}/news` });
+  assert.equal(outcome.ok, true, JSON.stringify(outcome.error));
+  assert.deepEqual(client.connect.calls, [
+    { hostname: '2001:db8::1', port: String(site.port) },
+    { hostname: '127.0.0.1', port: String(site.port) },
+  ]);
+});
+
 test('unknown host names are not_found without a connection', async () => {
   const client = await start();
   const outcome = await client.call('web_extract', { url: 'https://nowhere.example/' });

@@ -77,8 +77,10 @@ export async function guardedFetch(url: URL, options: GuardedFetchOptions): Prom
 }
 
 /**
- * A connector that only ever connects to the checked address. undici still sees the original
+ * A connector that only ever connects to the checked addresses. undici still sees the original
  * host (Host header, TLS SNI and certificate check use it); only the socket's destination is pinned.
+ * Every address was checked, so when one cannot be reached (an IPv6 record first on an IPv4-only
+ * machine) the next is tried; the last failure is the one reported.
  */
 function pinnedConnector(target: CheckedTarget, connect: ConnectFn): ConnectFn {
   return (options, callback) => {
@@ -87,7 +89,13 @@ function pinnedConnector(target: CheckedTarget, connect: ConnectFn): ConnectFn {
       callback(new Error('connection to an unchecked host refused'), null);
       return;
     }
-    connect({ ...options, hostname: target.address, port: String(target.port) }, callback);
+    const attempt = (index: number) => {
+      connect({ ...options, hostname: target.addresses[index].address, port: String(target.port) }, (...result) => {
+        if (result[0] && index + 1 < target.addresses.length) attempt(index + 1);
+        else callback(...result);
+      });
+    };
+    attempt(0);
   };
 }
 

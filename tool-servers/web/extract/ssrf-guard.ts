@@ -11,15 +11,14 @@ export interface ResolvedAddress {
 /** DNS resolution, injectable so tests count calls and never reach real DNS. */
 export type LookupFn = (hostname: string, signal: AbortSignal) => Promise<ResolvedAddress[]>;
 
-/** A URL that passed the guard, with the one address the connection must go to. */
+/** A URL that passed the guard, with the addresses the connection may go to. */
 export interface CheckedTarget {
   url: URL;
   /** Host name without IPv6 brackets. */
   hostname: string;
   port: number;
-  /** The checked address; the connection is pinned to it. */
-  address: string;
-  family: 4 | 6;
+  /** Every checked address, in resolver order; the connection is pinned to these and tries them in turn. */
+  addresses: ResolvedAddress[];
   /** Matched a WEB_EXTRACT_ALLOW entry, so private ranges were not refused. */
   allowlisted: boolean;
 }
@@ -38,7 +37,7 @@ export const systemLookup: LookupFn = async (hostname) => {
 };
 
 /**
- * Decide whether `url` may be fetched and which address to connect to. Refusals throw
+ * Decide whether `url` may be fetched and which addresses to connect to. Refusals throw
  * ToolError `url_not_allowed` before any socket opens: non-http(s) schemes, local-only names,
  * and hosts that are (or resolve to) a non-public address. When a name resolves to several
  * addresses, any refused one refuses the URL (an attacker controls the order). IP spellings
@@ -47,7 +46,7 @@ export const systemLookup: LookupFn = async (hostname) => {
  *
  * @example
  *   const target = await checkUrl(new URL('https://example.com/a'), { allow: [], lookup, signal })
- *   target.address // '93.184.215.14'
+ *   target.addresses // [{ address: '93.184.215.14', family: 4 }]
  */
 export async function checkUrl(url: URL, options: GuardOptions): Promise<CheckedTarget> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -62,7 +61,7 @@ export async function checkUrl(url: URL, options: GuardOptions): Promise<Checked
   if (literalFamily !== 0) {
     const reason = allowlisted ? undefined : refusedAddressReason(hostname);
     if (reason) throw notAllowed(`${url.hostname} is ${withArticle(reason)} address.`);
-    return { ...base, address: hostname, family: literalFamily === 6 ? 6 : 4 };
+    return { ...base, addresses: [{ address: hostname, family: literalFamily === 6 ? 6 : 4 }] };
   }
 
   const nameReason = allowlisted ? undefined : refusedHostnameReason(hostname);
@@ -84,7 +83,7 @@ export async function checkUrl(url: URL, options: GuardOptions): Promise<Checked
       if (reason) throw notAllowed(`${hostname} resolves to ${withArticle(reason)} address.`);
     }
   }
-  return { ...base, address: addresses[0].address, family: addresses[0].family };
+  return { ...base, addresses };
 }
 
 /** "an IPv4-mapped loopback", "an unspecified", but "a unique local": the article goes by sound. */
