@@ -126,8 +126,10 @@ export class ServerSupervisor {
     } catch (err) {
       const cancelled = signal?.aborted ?? false;
       // An HTTP server has no process to watch: a transport failure is how we learn it is gone.
+      // That call is answered like every later one while the server is down: 503 with Retry-After.
       if (this.resolved.kind === 'http' && !cancelled && !(err instanceof McpError)) {
         this.handleDisconnect(this.generation, `unreachable: ${describe(err)}`);
+        throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
       }
       throw fromMcpFailure(err, {
         tool: publicName,

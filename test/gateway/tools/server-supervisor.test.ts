@@ -1,0 +1,48 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GatewayError } from '../../../gateway/errors.js';
+import { createToolHost } from '../../../gateway/tools/tool-host.js';
+import { startHttpMcpFixture } from '../../fixtures/mcp/http-server.js';
+import { capturingLogger, waitFor } from './fixture-servers.js';
+
+/** Run `call` and return the GatewayError it must throw. */
+async function failure(call: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await call;
+  } catch (err) {
+    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected the call to fail');
+}
+
+describe('server supervision', () => {
+  test('a Streamable HTTP server that goes away: the first call is already a 503 with Retry-After; back when it returns', async () => {
+    let http = await startHttpMcpFixture();
+    const port = Number(new URL(http.url).port);
+    const { logger } = capturingLogger();
+    const host = createToolHost({
+      servers: { remote: { url: http.url, headers: {}, timeoutMs: 5000, disabled: false, prefix: '' } },
+      env: {},
+      logger,
+      policy: { initialDelayMs: 200 },
+    });
+    try {
+      await host.start();
+      assert.deepEqual(await host.callTool('remote_echo', { text: 'a' }), { text: 'a', remote: true });
+      await http.close();
+
+      const first = await failure(host.callTool('remote_echo', { text: 'b' }));
+      assert.deepEqual([first.status, first.code], [503, 'tool_unavailable']);
+      assert.match(first.headers['Retry-After'], /^\d+$/);
+      assert.notEqual(host.server('remote')!.status, 'up');
+
+      http = await startHttpMcpFixture(port);
+      await waitFor('the remote server to be back', () => host.server('remote')!.status === 'up');
+      assert.deepEqual(await host.callTool('remote_echo', { text: 'c' }), { text: 'c', remote: true });
+    } finally {
+      await host.close();
+      await http.close();
+    }
+  });
+});
