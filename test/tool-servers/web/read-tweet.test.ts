@@ -270,6 +270,18 @@ test('x api: bearer token, expansions, metrics and media', async () => {
   assert.equal(request.query.get('user.fields'), 'username,name');
 });
 
+test('x api without public_metrics: likes, retweets and replies are all null, not a made-up 0', async () => {
+  behaviour.x = (_req, res) =>
+    sendJson(res, 200, {
+      data: { id: ID, text: 'no metrics', created_at: '2022-10-26T18:16:43.000Z', author_id: '44196397' },
+      includes: { users: [{ id: '44196397', name: 'Elon Musk', username: 'elonmusk' }] },
+    });
+  const web = await start({ TWEET_PROVIDERS: 'x' });
+  const { result } = await web.call('read_tweet', { id: ID });
+  assert.deepEqual([result.likes, result.retweets, result.replies], [null, null, null]);
+  assert.equal('views' in result, false);
+});
+
 test('x api: resource-not-found and not-authorized errors are not_found', async () => {
   const web = await start({ TWEET_PROVIDERS: 'x' });
   behaviour.x = X_NOT_FOUND;

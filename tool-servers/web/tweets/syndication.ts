@@ -15,8 +15,8 @@ const syndicationTweet = z.object({
   text: z.string(),
   created_at: z.string(),
   user: z.object({ name: z.string(), screen_name: z.string() }),
-  favorite_count: z.number().int().default(0),
-  conversation_count: z.number().int().default(0),
+  favorite_count: z.number().int().optional(),
+  conversation_count: z.number().int().optional(),
   retweet_count: z.number().int().optional(),
   mediaDetails: z.array(mediaDetail).optional(),
 });
@@ -72,10 +72,10 @@ function toTweet(t: z.infer<typeof syndicationTweet>): QuotedTweet {
     author: { name: t.user.name, handle: t.user.screen_name },
     text: t.text,
     created_at: t.created_at,
-    likes: t.favorite_count,
+    likes: t.favorite_count ?? null,
     // The embed payload carries no retweet count.
     retweets: t.retweet_count ?? null,
-    replies: t.conversation_count,
+    replies: t.conversation_count ?? null,
     media: (t.mediaDetails ?? []).map((m) => {
       if (m.type === 'photo') return { type: 'photo' as const, url: m.media_url_https };
       const best = (m.video_info?.variants ?? []).filter((v) => v.content_type === 'video/mp4').sort((a, b) => (b.bitrate ?? 0) - (a.bitrate ?? 0))[0];

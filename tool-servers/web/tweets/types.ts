@@ -6,9 +6,10 @@ const tweetCore = z.object({
   author: z.object({ name: z.string(), handle: z.string() }),
   text: z.string(),
   created_at: z.string().describe('ISO 8601'),
-  likes: z.number().int(),
+  // A count the provider does not report is null, never a made-up 0.
+  likes: z.number().int().nullable().describe('null when the provider does not report it'),
   retweets: z.number().int().nullable().describe('null when the provider does not report it'),
-  replies: z.number().int(),
+  replies: z.number().int().nullable().describe('null when the provider does not report it'),
   views: z.number().int().optional(),
   media: z.array(z.object({ type: z.enum(['photo', 'video', 'gif']), url: z.string() })),
 });

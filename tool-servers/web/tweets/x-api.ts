@@ -62,9 +62,9 @@ export function createXApi(options: { baseUrl: string; bearerToken?: string; htt
         author: { name: author?.name ?? '', handle },
         text: tweet.text,
         created_at: tweet.created_at,
-        likes: metrics?.like_count ?? 0,
+        likes: metrics?.like_count ?? null,
         retweets: metrics?.retweet_count ?? null,
-        replies: metrics?.reply_count ?? 0,
+        replies: metrics?.reply_count ?? null,
         ...(metrics?.impression_count !== undefined ? { views: metrics.impression_count } : {}),
         media: (tweet.attachments?.media_keys ?? []).flatMap((key) => {
           const m = mediaByKey.get(key);
