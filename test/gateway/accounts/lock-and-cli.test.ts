@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parseConfig } from '../../../gateway/config.js';
 import { startGateway } from '../../../gateway/server.js';
-import { acquireDataDirLock, DataDirLocked, LOCK_FILE, lockHolder } from '../../../gateway/accounts/data-dir-lock.js';
+import { acquireDataDirLock, DataDirLocked, LOCK_FILE, lockHolder, processStartTime } from '../../../gateway/accounts/data-dir-lock.js';
 import { baseConfigJson } from '../../helpers/gateway.js';
 import { GatewayError } from '../../../gateway/errors.js';
 import { ADMIN_TOKEN, ALICE, startAccountsGateway } from './support.js';
@@ -105,6 +105,57 @@ describe('the DATA_DIR lock', () => {
     lock.release();
     lock.release();
     assert.equal(existsSync(join(dataDir, LOCK_FILE)), false);
+  });
+
+  test('a lock naming this very pid but another start time (a restarted container\'s pid 1) is taken over', () => {
+    const dataDir = tempDir();
+    const ours = processStartTime(process.pid);
+    assert.ok(ours, 'this test needs /proc');
+    writeFileSync(
+      join(dataDir, LOCK_FILE),
+      JSON.stringify({ pid: process.pid, token: 'old', started_at: '2020-01-01T00:00:00Z', start_time: String(Number(ours) - 1) }),
+    );
+    assert.equal(lockHolder(dataDir), undefined);
+    const lock = acquireDataDirLock(dataDir);
+    try {
+      assert.equal(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')).start_time, ours);
+    } finally {
+      lock.release();
+    }
+  });
+
+  test('a lock written before the last reboot is taken over even if its pid runs again', () => {
+    const dataDir = tempDir();
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+    try {
+      writeFileSync(
+        join(dataDir, LOCK_FILE),
+        JSON.stringify({ pid: child.pid, token: 'old', boot_id: 'another-boot', start_time: processStartTime(child.pid!) }),
+      );
+      assert.equal(lockHolder(dataDir), undefined);
+      acquireDataDirLock(dataDir).release();
+    } finally {
+      child.kill();
+    }
+  });
+
+  test('a lock held by another live gateway process is refused, and stays its own', async () => {
+    const dataDir = tempDir();
+    const lockModule = resolve('gateway/accounts/data-dir-lock.ts');
+    const holder = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e',
+        `const { acquireDataDirLock } = await import(${JSON.stringify(lockModule)}); acquireDataDirLock(${JSON.stringify(dataDir)}); console.log('held'); setTimeout(() => {}, 60_000);`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((done) => holder.stdout.once('data', () => done()));
+      assert.equal(lockHolder(dataDir), holder.pid);
+      assert.throws(() => acquireDataDirLock(dataDir), (err: unknown) => err instanceof DataDirLocked && err.pid === holder.pid);
+      assert.equal(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')).pid, holder.pid);
+    } finally {
+      holder.kill();
+    }
   });
 });
 
