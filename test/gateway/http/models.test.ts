@@ -1,5 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { parseWalletAddress } from '../../../gateway/http/wallet.js';
 import { startTestGateway, walletHeaders, WALLET_CHECKSUMMED, type TestGateway } from '../../helpers/gateway.js';
 
 let gateway: TestGateway;
@@ -35,6 +36,14 @@ test('a checksummed wallet header is accepted; a bad checksum is 400 invalid_wal
   const body = await res.json();
   assert.equal(body.error.code, 'invalid_wallet_address');
   assert.equal(body.error.param, 'x-wallet-address');
+});
+
+test('an all-upper-case wallet header carries no checksum and is accepted as the same wallet', async () => {
+  const upper = '0x' + WALLET_CHECKSUMMED.slice(2).toUpperCase();
+  const res = await fetch(`${gateway.url}/v1/models`, { headers: walletHeaders(upper) });
+  assert.equal(res.status, 200);
+  assert.equal(parseWalletAddress(upper), WALLET_CHECKSUMMED.toLowerCase());
+  assert.equal(parseWalletAddress('0X' + upper.slice(2)), undefined, 'the prefix is 0x');
 });
 
 test('missing wallet header is 400; health needs none', async () => {
