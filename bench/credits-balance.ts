@@ -1,6 +1,6 @@
 /**
  * GET /credits/balance with a valid key (wallet header + Bearer key → key lookup in SQLite →
- * ledger read under the wallet's lock) at 50 connections, against GET /health (no auth, no store)
+ * one read of the wallet's record, without the wallet's lock) at 50 connections, against GET /health (no auth, no store)
  * in the same run. Prints requests/s, latency and the ratio. Loopback only; ~25 s.
  *
  *   npx tsx bench/credits-balance.ts [seconds-per-phase]
