@@ -92,7 +92,9 @@ export function createApp(deps: AppDeps): Koa {
   });
   const auth = (keyRequired: 'always' | 'unless-free') =>
     authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
-  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), perWalletRateLimit(config.limits.perWallet), jsonBody];
+  // One budget per wallet across every route group: a limiter per chain would triple it.
+  const walletBudget = perWalletRateLimit(config.limits.perWallet);
+  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, jsonBody];
   const gated = compose(gatedSteps);
   const router = new Router();
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
@@ -110,8 +112,8 @@ export function createApp(deps: AppDeps): Koa {
   registerChatRoutes(router, [gated, chatConcurrency(config.limits)], orchestrator);
   registerToolRoutes(router, gated, { tools: deps.tools, billing: { ledger: deps.accounts.ledger }, shuttingDown: deps.shuttingDown });
   // Key routes have their own guards: minting a key cannot need a key.
-  const walletOnlySteps: Middleware[] = [requireWallet(), perWalletRateLimit(config.limits.perWallet), jsonBody];
-  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), perWalletRateLimit(config.limits.perWallet), jsonBody];
+  const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, jsonBody];
+  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), walletBudget, jsonBody];
   const walletOnly = compose(walletOnlySteps);
   const keyOfWallet = compose(keyOfWalletSteps);
   registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });

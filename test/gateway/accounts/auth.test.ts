@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { walletHeaders, authHeaders, apiKeyFor, type TestGateway } from '../../helpers/gateway.js';
+import { walletHeaders, authHeaders, apiKeyFor, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { ADMIN_TOKEN, ALICE, BOB, call, errorOf, startAccountsGateway } from './support.js';
 
 const alice = ALICE.address.toLowerCase();
@@ -182,4 +182,20 @@ describe('free mode on, then off on the same DATA_DIR', () => {
       );
     }
   });
+});
+
+test('the per-wallet request budget is one budget across key, gated and key-of-wallet routes', async () => {
+  const gw = await startTestGateway({ config: (json) => (json.limits = { perWallet: { points: 3, durationSec: 60 } }) });
+  try {
+    const key = await apiKeyFor(gw, alice);
+    assert.equal((await call(`${gw.url}/auth/nonce`, { headers: walletHeaders(alice) })).status, 200);
+    assert.equal((await call(`${gw.url}/v1/models`, { headers: walletHeaders(alice) })).status, 200);
+    assert.equal((await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(key, alice) })).status, 200);
+    const over = await call(`${gw.url}/auth/nonce`, { headers: walletHeaders(alice) });
+    assert.deepEqual(errorOf(over), { status: 429, code: 'rate_limited', type: 'rate_limit_error' });
+    // Another wallet has its own budget.
+    assert.equal((await call(`${gw.url}/auth/nonce`, { headers: walletHeaders(bob) })).status, 200);
+  } finally {
+    await gw.stop();
+  }
 });
