@@ -11,12 +11,29 @@ import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { AccountsStore } from './store.js';
 import { KeyedMutex } from './keyed-mutex.js';
+import { GatewayError } from '../errors.js';
 
 export const KEY_PREFIX = 'sy_';
 /** A key as it appears in `Authorization: Bearer …`: the prefix and exactly 43 base64url chars. */
 export const KEY_PATTERN = /^sy_[A-Za-z0-9_-]{43}$/;
 /** last_used_at is written at most this often per key (a write per request would dominate). */
 const TOUCH_INTERVAL_MS = 60_000;
+/**
+ * Active keys one wallet may hold. The wallet's index is rewritten whole on every mint, and in
+ * free mode anyone can mint for any wallet: without a cap one wallet could grow it without end.
+ */
+export const MAX_KEYS_PER_WALLET = 100;
+
+/** 409 too_many_api_keys: the wallet holds MAX_KEYS_PER_WALLET keys; revoke one first. */
+export class TooManyApiKeys extends GatewayError {
+  constructor() {
+    super({
+      status: 409,
+      code: 'too_many_api_keys',
+      message: `This wallet already has ${MAX_KEYS_PER_WALLET} API keys; revoke one (DELETE /auth/api-keys/:id) before creating another.`,
+    });
+  }
+}
 
 const keyRecordSchema = z.object({
   id: z.string(),
@@ -71,7 +88,13 @@ export class ApiKeys {
     await this.mutex.run(address, async () => {
       // Index first: a crash between the writes leaves a dangling index entry (skipped when
       // listing), never a working key its owner cannot see or revoke.
-      const index = await this.index(address);
+      let index = await this.index(address);
+      if (index.length >= MAX_KEYS_PER_WALLET) {
+        // Entries left dangling by a crash between the two writes do not count against the cap.
+        const live = await Promise.all(index.map(async (entry) => (await this.read(entry.hash)) !== undefined));
+        index = index.filter((_entry, i) => live[i]);
+        if (index.length >= MAX_KEYS_PER_WALLET) throw new TooManyApiKeys();
+      }
       index.push({ id: record.id, hash });
       await this.store.keys.set(indexKey(address), index);
       await this.store.keys.set(hash, record);

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authHeaders, type TestGateway } from '../../helpers/gateway.js';
-import { ApiKeys, hashKey } from '../../../gateway/accounts/api-keys.js';
+import { authHeaders, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { ApiKeys, hashKey, MAX_KEYS_PER_WALLET } from '../../../gateway/accounts/api-keys.js';
 import { openStore } from '../../../gateway/accounts/store.js';
 import { ALICE, BOB, call, errorOf, mintVerifiedKey, startAccountsGateway } from './support.js';
 
@@ -120,4 +120,31 @@ test('DELETE /auth/api-keys/:id revokes at once; unknown ids and other wallets\'
   const keepId = (await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.data.find((k: { name: string }) => k.name === 'keep').id;
   assert.equal((await call(`${gw.url}/auth/api-keys/${keepId}`, { method: 'DELETE', headers: authHeaders(keep, alice) })).status, 200);
   assert.equal((await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.error.code, 'invalid_api_key');
+});
+
+test(`a wallet holds at most ${MAX_KEYS_PER_WALLET} active keys: the next is 409 too_many_api_keys until one is revoked`, async () => {
+  const free = await startAccountsGateway({ freeMode: true });
+  try {
+    const wallet = '0x' + '7'.repeat(40);
+    const mint = () => call(`${free.url}/auth/api-keys`, { method: 'POST', headers: walletHeaders(wallet), body: {} });
+    const keys: string[] = [];
+    for (let i = 0; i < MAX_KEYS_PER_WALLET; i++) {
+      const answer = await mint();
+      assert.equal(answer.status, 200);
+      keys.push(answer.body.key);
+    }
+    const refused = await mint();
+    assert.deepEqual(errorOf(refused), { status: 409, code: 'too_many_api_keys', type: 'invalid_request_error' });
+    assert.equal(
+      refused.body.error.message,
+      `This wallet already has ${MAX_KEYS_PER_WALLET} API keys; revoke one (DELETE /auth/api-keys/:id) before creating another.`,
+    );
+    const listed = await call(`${free.url}/auth/api-keys`, { headers: authHeaders(keys[0], wallet) });
+    assert.equal(listed.body.data.length, MAX_KEYS_PER_WALLET);
+    const revoke = await call(`${free.url}/auth/api-keys/${listed.body.data[1].id}`, { method: 'DELETE', headers: authHeaders(keys[0], wallet) });
+    assert.equal(revoke.status, 200);
+    assert.equal((await mint()).status, 200);
+  } finally {
+    await free.stop();
+  }
 });
