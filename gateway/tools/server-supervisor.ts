@@ -6,7 +6,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Env, McpServerConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { ChildProcessTransport } from './child-process-transport.js';
@@ -118,11 +124,12 @@ export class ServerSupervisor {
     const client = this.client;
     if (this.status !== 'up' || !client) throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
     try {
-      const result = await client.callTool({ name: toolName, arguments: args }, undefined, {
+      // A plain request, not client.callTool(): that one checks the output schema itself and throws
+      // InvalidParams for a bad result, as if the caller were at fault. The host checks it instead.
+      return await client.request({ method: 'tools/call', params: { name: toolName, arguments: args } }, CallToolResultSchema, {
         signal,
         timeout: this.config.timeoutMs,
       });
-      return result as CallToolResult;
     } catch (err) {
       const cancelled = signal?.aborted ?? false;
       // An HTTP server has no process to watch: a transport failure is how we learn it is gone.

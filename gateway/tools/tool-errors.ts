@@ -32,6 +32,19 @@ export function invalidToolArguments(message: string, param: string | null): Gat
   return new GatewayError({ status: 400, code: 'invalid_tool_arguments', message, param });
 }
 
+/**
+ * 502 tool_error: the server answered with output that breaks its own outputSchema. Its fault,
+ * not the caller's; what exactly is wrong goes to the log only.
+ */
+export function toolOutputMismatch(tool: string, details: string): GatewayError {
+  return new GatewayError({
+    status: 502,
+    code: 'tool_error',
+    message: `Tool "${tool}" failed: the tool server returned a result that does not match its output schema.`,
+    details,
+  });
+}
+
 /** The caller went away (client disconnect, chat deadline): nobody reads this, but logs do. */
 export function toolCallCancelled(tool: string): GatewayError {
   return new GatewayError({ status: 499, code: 'request_cancelled', message: `Call to "${tool}" was cancelled by the caller.` });
@@ -51,8 +64,23 @@ const TOOL_CODES: Record<string, { status: number; code: string }> = {
 };
 
 /**
+ * The SDK's McpServer turns its own schema checks into `isError` text: "MCP error -32602: Input
+ * validation error: Invalid arguments for tool add: Invalid input: expected number, received string at a".
+ * The host checks arguments first, so this is left for what it does not check (string formats).
+ */
+const MCP_SERVER_INPUT_ERROR = /^MCP error -32602: Input validation error: Invalid arguments for tool [^:]*: (.*)$/s;
+const MCP_SERVER_OUTPUT_ERROR = /^MCP error -32602: Output validation error: /;
+
+/** McpServer's "<problem> at <dotted.path>" (the first issue, when it lists several). */
+function mcpServerInputError(problems: string): GatewayError {
+  const first = /^(.*?) at ([\w.-]+)(?:, |$)/.exec(problems);
+  return first ? invalidToolArguments(`${first[2]}: ${first[1]}`, first[2]) : invalidToolArguments(problems.slice(0, 1000), null);
+}
+
+/**
  * Turn an `isError` tool result into a GatewayError. The kit writes `{"error":{"code","message","param"}}`
- * as the text block; any other server's free text becomes a 500 tool_error carrying that text.
+ * as the text block; McpServer's schema failures are 400 (input) or 502 (output); any other free
+ * text becomes a 500 tool_error carrying that text.
  *
  * @example
  *   throw fromToolErrorResult('web_extract', result)  // 400 url_not_allowed, param "url"
@@ -70,6 +98,9 @@ export function fromToolErrorResult(tool: string, result: CallToolResult): Gatew
     // not JSON: a server outside our kit
   }
   if (!payload) {
+    const input = MCP_SERVER_INPUT_ERROR.exec(text);
+    if (input) return mcpServerInputError(input[1]);
+    if (MCP_SERVER_OUTPUT_ERROR.test(text)) return toolOutputMismatch(tool, text.slice(0, 1000));
     return new GatewayError({ status: 500, code: 'tool_error', message: text.slice(0, 1000) || `Tool "${tool}" failed.` });
   }
   const mapped = TOOL_CODES[payload.error.code] ?? { status: 500, code: 'tool_error' };
@@ -104,6 +135,8 @@ export function fromMcpFailure(err: unknown, context: McpFailureContext): Gatewa
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) return toolTimeout(context.tool, context.timeoutMs);
     if (err.code === ErrorCode.ConnectionClosed) return toolUnavailable(context.tool, context.server, context.retryAfterSeconds);
+    // A JSON-RPC error from the server itself: it refused the arguments. (The host checks output
+    // schemas itself, so the SDK client's own InvalidParams for a bad result never gets here.)
     if (err.code === ErrorCode.InvalidParams) return invalidToolArguments(stripMcpPrefix(err.message), null);
     if (err.code === ErrorCode.MethodNotFound) return toolNotFound(context.tool);
   }

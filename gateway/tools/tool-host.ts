@@ -13,6 +13,7 @@ import { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy.js'
 import { ServerSupervisor, type ServerStatus } from './server-supervisor.js';
 import { fromMcpFailure, fromToolErrorResult, toolCallCancelled, toolNotFound } from './tool-errors.js';
 import { buildRegistry, buildRegistryLenient, paramNames, type RegisteredTool, type ServerTools } from './tool-registry.js';
+import { ToolSchemas } from './tool-schemas.js';
 import type { CallToolOptions, ToolInfo, ToolRunner } from './types.js';
 
 export interface ToolHostOptions {
@@ -50,6 +51,7 @@ export class ToolHost implements ToolRunner {
   private readonly options: ToolHostOptions;
   private readonly supervisors = new Map<string, ServerSupervisor>();
   private readonly disabled: string[] = [];
+  private readonly schemas = new ToolSchemas();
   private registry = new Map<string, RegisteredTool>();
   private available: ToolInfo[] = [];
   private started = false;
@@ -124,8 +126,10 @@ export class ToolHost implements ToolRunner {
       if (!entry) throw toolNotFound(name);
       const supervisor = this.supervisors.get(entry.server);
       if (!supervisor) throw toolNotFound(name);
+      this.schemas.checkArguments(entry.tool, args);
       const result = await supervisor.callTool(name, entry.toolName, args, options.signal);
       if (result.isError) throw fromToolErrorResult(name, result);
+      this.schemas.checkResult(name, entry.tool, result);
       return resultValue(result);
     } catch (err) {
       const error =

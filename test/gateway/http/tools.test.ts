@@ -91,7 +91,7 @@ describe('/v1/tools and /v1/tools/execute', () => {
       ['args a string', { tool: 'echo', args: 'hello' }, 400, { code: 'invalid_tool_arguments', param: 'args', type: 'invalid_request_error', message: 'args must be a JSON object.' }, 'echo'],
       ['args an array', { tool: 'echo', args: ['hello'] }, 400, { code: 'invalid_tool_arguments', param: 'args', type: 'invalid_request_error' }, 'echo'],
       ['unknown tool', { tool: 'nope', args: {} }, 404, { code: 'tool_not_found', param: 'tool', type: 'not_found_error', message: 'Unknown tool "nope".' }, 'nope'],
-      ['args failing the schema', { tool: 'echo', args: {} }, 400, { code: 'invalid_tool_arguments', param: 'text', type: 'invalid_request_error', message: 'text: Invalid input: expected string, received undefined' }, 'echo'],
+      ['args failing the schema', { tool: 'echo', args: {} }, 400, { code: 'invalid_tool_arguments', param: 'text', type: 'invalid_request_error', message: 'text: is required' }, 'echo'],
       ["the tool's not_found", { tool: 'echo_fail', args: { code: 'not_found', message: 'No such block.' } }, 404, { code: 'not_found', param: null, type: 'not_found_error', message: 'No such block.' }, 'echo_fail'],
       ['upstream_unavailable', { tool: 'echo_fail', args: { code: 'upstream_unavailable', message: 'All providers failed: a: HTTP 500' } }, 502, { code: 'upstream_unavailable', param: null, type: 'upstream_error', message: 'All providers failed: a: HTTP 500' }, 'echo_fail'],
       ['url_not_allowed', { tool: 'echo_fail', args: { code: 'url_not_allowed', message: 'Private address.', param: 'url' } }, 400, { code: 'url_not_allowed', param: 'url', type: 'invalid_request_error' }, 'echo_fail'],

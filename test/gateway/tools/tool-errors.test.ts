@@ -42,6 +42,17 @@ test('fromToolErrorResult: kit payloads map by code; free text is a 500 tool_err
   assert.equal(empty.message, 'Tool "x" failed.');
 });
 
+test("fromToolErrorResult: McpServer's own schema failures are the caller's (input, 400) or the server's (output, 502)", () => {
+  const result = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
+  const input = fromToolErrorResult('add', result('MCP error -32602: Input validation error: Invalid arguments for tool add: Invalid input: expected number, received string at a, Invalid input at b'));
+  assert.deepEqual([input.status, input.code, input.param, input.message], [400, 'invalid_tool_arguments', 'a', 'a: Invalid input: expected number, received string']);
+  const pathless = fromToolErrorResult('add', result('MCP error -32602: Input validation error: Invalid arguments for tool add: Expected object'));
+  assert.deepEqual([pathless.status, pathless.param, pathless.message], [400, null, 'Expected object']);
+  const output = fromToolErrorResult('n', result('MCP error -32602: Output validation error: Invalid structured content for tool n: bad at n'));
+  assert.deepEqual([output.status, output.code], [502, 'tool_error']);
+  assert.match(output.details!, /Output validation error/);
+});
+
 test('buildRegistry: exact names, prefixes, and clashes naming both owners (built-ins count as "gateway")', () => {
   const tool = (name: string) => ({ name, inputSchema: { type: 'object' as const, properties: { a: {}, b: {} } } });
   const table = buildRegistry(

@@ -158,7 +158,7 @@ describe('tool host with fixture servers', () => {
 
   test("arguments failing the tool's schema → 400 invalid_tool_arguments naming the field", async () => {
     const err = await failure(host.callTool('echo', { text: 42 }));
-    assert.deepEqual([err.status, err.code, err.param, err.message], [400, 'invalid_tool_arguments', 'text', 'text: Invalid input: expected string, received number']);
+    assert.deepEqual([err.status, err.code, err.param, err.message], [400, 'invalid_tool_arguments', 'text', 'text: must be string']);
   });
 
   test('an unknown name → 404 tool_not_found', async () => {
