@@ -1,5 +1,6 @@
 import { ToolError } from './tool-error.js';
 import { HttpFailure, HttpStatusError } from './http-client.js';
+import { untilAborted } from './until-aborted.js';
 
 /**
  * One outside provider a tool can ask. `available` is false when its key is not configured
@@ -20,6 +21,19 @@ export interface FallbackOptions<T> {
   isEmpty?: (value: T) => boolean;
   /** Errors that mean "this does not exist" rather than "this provider failed" stop the chain. */
   isFinal?: (err: unknown) => boolean;
+  /**
+   * Errors that mean "this provider says it does not exist" when providers can be wrong about it:
+   * the next provider is still asked, and only when every provider asked said so (or had nothing)
+   * is the last such error thrown.
+   */
+  isNotFound?: (err: unknown) => boolean;
+  /**
+   * Time for the whole chain, in ms. Each provider has its own timeout, but several of them in a
+   * row can outlast the caller's own timeout (which would then see a bare timeout instead of what
+   * each provider said): past the deadline the provider being asked is stopped, the rest are not
+   * asked, and the failure lists them all.
+   */
+  deadlineMs?: number;
 }
 
 export interface FallbackResult<T> {
@@ -31,25 +45,44 @@ export interface FallbackResult<T> {
 
 /**
  * Ask providers in order until one gives a non-empty answer. On total failure throws
- * `upstream_unavailable` listing what each provider said (status, timeout, skipped), never URLs
- * or keys. When every provider that answered said "empty", throws `not_found`.
+ * `upstream_unavailable` listing what each provider said (status, timeout, skipped, past the
+ * deadline), never URLs or keys. When every provider that answered said "empty", throws `not_found`.
  *
  * @example
- *   const { provider, value } = await firstAvailable([brave, tavily, ddg], { signal, isEmpty: (r) => r.length === 0 })
+ *   const { provider, value } = await firstAvailable([brave, tavily, ddg], { signal, isEmpty: (r) => r.length === 0, deadlineMs: 20_000 })
  */
 export async function firstAvailable<T>(providers: Provider<T>[], options: FallbackOptions<T>): Promise<FallbackResult<T>> {
+  // A timer of our own rather than AbortSignal.timeout: that one is unref'd, and a chain waiting
+  // only on it (a provider that ignores its signal) would let a bare process exit mid-call.
+  const deadline = options.deadlineMs === undefined ? undefined : new AbortController();
+  const timer = deadline && setTimeout(() => deadline.abort(), options.deadlineMs);
+  const signal = deadline ? AbortSignal.any([options.signal, deadline.signal]) : options.signal;
+  try {
+    return await askInTurn(providers, options, signal, deadline?.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function askInTurn<T>(providers: Provider<T>[], options: FallbackOptions<T>, signal: AbortSignal, deadline: AbortSignal | undefined): Promise<FallbackResult<T>> {
   const failures: string[] = [];
   let emptyCount = 0;
   let answered = 0;
+  let notFound: unknown;
   for (const provider of providers) {
     if (provider.available === false) {
       failures.push(`${provider.name}: skipped (${provider.unavailableReason ?? 'not configured'})`);
       continue;
     }
     if (options.signal.aborted) throw new ToolError('timeout', 'The call was cancelled.');
+    if (deadline?.aborted) {
+      failures.push(`${provider.name}: not asked (the ${options.deadlineMs} ms deadline had passed)`);
+      continue;
+    }
     answered++;
     try {
-      const value = await provider.run(options.signal);
+      // untilAborted: a provider that ignores its signal must not hold the chain past the deadline.
+      const value = await untilAborted(provider.run(signal), signal);
       if (options.isEmpty?.(value)) {
         emptyCount++;
         failures.push(`${provider.name}: no results`);
@@ -57,13 +90,24 @@ export async function firstAvailable<T>(providers: Provider<T>[], options: Fallb
       }
       return { provider: provider.name, value, failures };
     } catch (err) {
+      if (options.signal.aborted) throw new ToolError('timeout', 'The call was cancelled.');
+      if (deadline?.aborted) {
+        failures.push(`${provider.name}: stopped at the ${options.deadlineMs} ms deadline`);
+        continue;
+      }
       if (options.isFinal?.(err)) throw err;
+      if (options.isNotFound?.(err)) {
+        notFound = err;
+        emptyCount++;
+        failures.push(`${provider.name}: ${describeFailure(err)}`);
+        continue;
+      }
       if (err instanceof ToolError && err.code !== 'upstream_unavailable') throw err;
       failures.push(`${provider.name}: ${describeFailure(err)}`);
     }
   }
   if (answered > 0 && emptyCount === answered) {
-    throw new ToolError('not_found', `No results. ${failures.join('; ')}`);
+    throw notFound ?? new ToolError('not_found', `No results. ${failures.join('; ')}`);
   }
   throw new ToolError('upstream_unavailable', `All providers failed: ${failures.join('; ')}`);
 }

@@ -20,6 +20,8 @@ export interface WebConfig {
   extract: { allow: string[]; maxBytes: number; timeoutMs: number };
   /** Timeout of one provider request. */
   providerTimeoutMs: number;
+  /** Time for a tool's whole chain of providers. */
+  fallbackDeadlineMs: number;
   /** Response size cap of one provider request. */
   providerMaxBytes: number;
 }
@@ -62,7 +64,10 @@ const envSchema = z.object({
     .default([]),
   WEB_EXTRACT_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
   WEB_EXTRACT_TIMEOUT_MS: positiveInt.default(15_000),
-  WEB_PROVIDER_TIMEOUT_MS: positiveInt.default(8_000),
+  // Several providers in a row must finish inside the gateway's 30 s tool timeout, or the client
+  // gets a bare 504 instead of what each provider said: 6 s each, 20 s for the whole chain.
+  WEB_PROVIDER_TIMEOUT_MS: positiveInt.default(6_000),
+  WEB_FALLBACK_DEADLINE_MS: positiveInt.default(20_000),
   WEB_PROVIDER_MAX_BYTES: positiveInt.default(2 * 1024 * 1024),
 });
 
@@ -107,6 +112,7 @@ export function parseWebConfig(env: Record<string, string | undefined>): WebConf
     },
     extract: { allow: e.WEB_EXTRACT_ALLOW, maxBytes: e.WEB_EXTRACT_MAX_BYTES, timeoutMs: e.WEB_EXTRACT_TIMEOUT_MS },
     providerTimeoutMs: e.WEB_PROVIDER_TIMEOUT_MS,
+    fallbackDeadlineMs: e.WEB_FALLBACK_DEADLINE_MS,
     providerMaxBytes: e.WEB_PROVIDER_MAX_BYTES,
   };
 }

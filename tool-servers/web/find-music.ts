@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable, type Logger } from '../kit/index.js';
+import { defineTool, firstAvailable } from '../kit/index.js';
+import type { FallbackChainOptions } from './fallback-chain.js';
 import { MUSIC_KINDS, musicHitSchema, type MusicBackend, type MusicHit } from './music/types.js';
 
 export const findMusicInput = z.object({
@@ -17,9 +18,9 @@ export const findMusicOutput = z.object({
  * `find_music`: search music catalogues in the configured order until one has results.
  *
  * @example
- *   createFindMusicTool([itunes, deezer, musicbrainz])
+ *   createFindMusicTool([itunes, deezer, musicbrainz], { deadlineMs: 20_000 })
  */
-export function createFindMusicTool(backends: MusicBackend[], logger?: Logger) {
+export function createFindMusicTool(backends: MusicBackend[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'find_music',
     description: 'Find songs, albums or artists: title, artist, album, release date, duration, a preview clip and a link.',
@@ -33,7 +34,7 @@ export function createFindMusicTool(backends: MusicBackend[], logger?: Logger) {
           unavailableReason: backend.unavailableReason,
           run: (providerSignal) => backend.find({ query, kind: type, limit, signal: providerSignal }),
         })),
-        { signal, isEmpty: (hits) => hits.length === 0 },
+        { signal, deadlineMs, isEmpty: (hits) => hits.length === 0 },
       );
       if (failures.length > 0) logger?.info({ tool: 'find_music', provider, failures }, 'fell back');
       return { provider, results: value.slice(0, limit) };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable, type Logger } from '../kit/index.js';
+import { defineTool, firstAvailable } from '../kit/index.js';
+import type { FallbackChainOptions } from './fallback-chain.js';
 import { parseTweetRef } from './tweets/tweet-ref.js';
 import { tweetSchema, type Tweet, type TweetBackend } from './tweets/types.js';
 
@@ -15,9 +16,9 @@ export const readTweetOutput = tweetSchema.extend({ provider: z.string().describ
  * provider that answers. Deleted, private and unknown tweets are `not_found` at once.
  *
  * @example
- *   createReadTweetTool([fxtwitter, syndication, xApi])
+ *   createReadTweetTool([fxtwitter, syndication, xApi], { deadlineMs: 20_000 })
  */
-export function createReadTweetTool(backends: TweetBackend[], logger?: Logger) {
+export function createReadTweetTool(backends: TweetBackend[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'read_tweet',
     description: 'Read one tweet (post on X) by link or id: author, text, date, likes, retweets, replies, views, media and the quoted tweet.',
@@ -32,7 +33,7 @@ export function createReadTweetTool(backends: TweetBackend[], logger?: Logger) {
           unavailableReason: backend.unavailableReason,
           run: (providerSignal) => backend.read({ ...ref, signal: providerSignal }),
         })),
-        { signal },
+        { signal, deadlineMs },
       );
       if (failures.length > 0) logger?.info({ tool: 'read_tweet', provider, failures }, 'fell back');
       return { ...value, provider };

@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { createServer, type Logger } from '../kit/index.js';
 import { parseWebConfig, type MusicProviderName, type SearchProviderName, type TweetProviderName } from './config.js';
 import type { ProviderHttp } from './provider-http.js';
+import type { FallbackChainOptions } from './fallback-chain.js';
 import { createWebSearchTool } from './web-search.js';
 import { createWebExtractTool } from './web-extract.js';
 import { createReadTweetTool } from './read-tweet.js';
@@ -40,6 +41,7 @@ export interface WebServerOptions {
 export function createWebServer(options: WebServerOptions): Server {
   const config = parseWebConfig(options.env);
   const http: ProviderHttp = { timeoutMs: config.providerTimeoutMs, maxBytes: config.providerMaxBytes };
+  const chain: FallbackChainOptions = { deadlineMs: config.fallbackDeadlineMs, logger: options.logger };
 
   const searchBackends: Record<SearchProviderName, () => SearchBackend> = {
     brave: () => createBraveSearch({ baseUrl: config.search.braveBaseUrl, apiKey: config.search.braveApiKey, http }),
@@ -63,10 +65,10 @@ export function createWebServer(options: WebServerOptions): Server {
     version: '0.1.0',
     logger: options.logger,
     tools: [
-      createWebSearchTool(config.search.order.map((name) => searchBackends[name]()), options.logger),
+      createWebSearchTool(config.search.order.map((name) => searchBackends[name]()), chain),
       createWebExtractTool({ ...config.extract, lookup: options.lookup, connect: options.connect }),
-      createReadTweetTool(config.tweets.order.map((name) => tweetBackends[name]()), options.logger),
-      createFindMusicTool(config.music.order.map((name) => musicBackends[name]()), options.logger),
+      createReadTweetTool(config.tweets.order.map((name) => tweetBackends[name]()), chain),
+      createFindMusicTool(config.music.order.map((name) => musicBackends[name]()), chain),
     ],
   });
 }

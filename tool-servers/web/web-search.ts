@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable, type Logger } from '../kit/index.js';
+import { defineTool, firstAvailable } from '../kit/index.js';
+import type { FallbackChainOptions } from './fallback-chain.js';
 import { searchHitSchema, type SearchBackend, type SearchHit } from './search/types.js';
 
 export const webSearchInput = z.object({
@@ -15,12 +16,12 @@ export const webSearchOutput = z.object({
 
 /**
  * `web_search`: ask the configured providers in order; errors, timeouts, 429s and empty result
- * lists fall through to the next one.
+ * lists fall through to the next one, all within one deadline.
  *
  * @example
- *   createWebSearchTool([brave, tavily, duckduckgo]) // → a ToolDefinition for createServer
+ *   createWebSearchTool([brave, tavily, duckduckgo], { deadlineMs: 20_000 }) // → a ToolDefinition for createServer
  */
-export function createWebSearchTool(backends: SearchBackend[], logger?: Logger) {
+export function createWebSearchTool(backends: SearchBackend[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'web_search',
     description: 'Search the web. Returns titles, URLs and snippets of the top results and names the provider that answered.',
@@ -34,7 +35,7 @@ export function createWebSearchTool(backends: SearchBackend[], logger?: Logger) 
           unavailableReason: backend.unavailableReason,
           run: (providerSignal) => backend.search({ query, count, signal: providerSignal }),
         })),
-        { signal, isEmpty: (hits) => hits.length === 0 },
+        { signal, deadlineMs, isEmpty: (hits) => hits.length === 0 },
       );
       if (failures.length > 0) logger?.info({ tool: 'web_search', provider, failures }, 'fell back');
       return { query, provider, results: value.slice(0, count) };

@@ -67,6 +67,55 @@ test('a cancelled signal stops before asking anyone', async () => {
   await assert.rejects(firstAvailable([provider('a', async () => 1)], { signal: controller.signal }), { code: 'timeout', message: 'The call was cancelled.' });
 });
 
+test('deadlineMs bounds the whole chain: the provider being asked is stopped, later ones are not asked, and all are listed', async () => {
+  const started = Date.now();
+  const asked: string[] = [];
+  const ask = <T>(name: string, run: () => Promise<T>): Provider<T> => ({ name, run: () => (asked.push(name), run()) });
+  await assert.rejects(
+    firstAvailable(
+      [
+        ask('a', () => Promise.reject(new HttpFailure('timeout', 'timed out after 60 ms'))),
+        // Ignores its signal and never answers: the deadline must still end the chain.
+        ask('b', () => new Promise<number>(() => undefined)),
+        ask('c', async () => 1),
+        provider('d', async () => 1, { available: false }),
+      ],
+      { signal, deadlineMs: 120 },
+    ),
+    {
+      name: 'ToolError',
+      code: 'upstream_unavailable',
+      message: 'All providers failed: a: timed out after 60 ms; b: stopped at the 120 ms deadline; c: not asked (the 120 ms deadline had passed); d: skipped (not configured)',
+    },
+  );
+  assert.deepEqual(asked, ['a', 'b']);
+  assert.ok(Date.now() - started < 1000);
+});
+
+test('deadlineMs reaches each provider through its signal, and a chain that ends earlier clears it', async () => {
+  let seen: AbortSignal | undefined;
+  const result = await firstAvailable([{ name: 'a', run: async (s: AbortSignal) => ((seen = s), 1) }], { signal, deadlineMs: 50 });
+  assert.equal(result.value, 1);
+  assert.equal(seen?.aborted, false);
+  const stuck = firstAvailable([{ name: 'a', run: (s: AbortSignal) => new Promise<number>((_resolve, reject) => s.addEventListener('abort', () => reject(new HttpFailure('aborted', 'cancelled')))) }], { signal, deadlineMs: 50 });
+  await assert.rejects(stuck, { message: 'All providers failed: a: stopped at the 50 ms deadline' });
+});
+
+test('isNotFound: a provider saying "does not exist" does not stop the chain; only all of them saying so is that error', async () => {
+  const gone = (detail: string) => new ToolError('not_found', `gone (${detail})`);
+  const isNotFound = (err: unknown) => err instanceof ToolError && err.code === 'not_found';
+  const found = await firstAvailable([provider('a', async () => Promise.reject(gone('a'))), provider('b', async () => 2)], { signal, isNotFound });
+  assert.deepEqual(found, { provider: 'b', value: 2, failures: ['a: gone (a)'] });
+  await assert.rejects(
+    firstAvailable([provider('a', async () => Promise.reject(gone('a'))), provider('b', async () => Promise.reject(gone('b'))), provider('c', async () => 3, { available: false })], { signal, isNotFound }),
+    (err) => err instanceof ToolError && err.message === 'gone (b)',
+  );
+  await assert.rejects(
+    firstAvailable([provider('a', async () => Promise.reject(gone('a'))), provider('b', async () => Promise.reject(new HttpStatusError(500, '')))], { signal, isNotFound }),
+    { code: 'upstream_unavailable', message: 'All providers failed: a: gone (a); b: HTTP 500' },
+  );
+});
+
 test('describeFailure never leaks more than a short reason', () => {
   assert.equal(describeFailure(new SyntaxError('Unexpected token')), 'unreadable response');
   assert.equal(describeFailure(new Error('https://key@host')), 'unexpected response');

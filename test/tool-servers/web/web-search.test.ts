@@ -198,6 +198,21 @@ test('total failure lists what each provider said, without keys or URLs', async 
   assert.doesNotMatch(outcome.error.message, /tvly-secret-key|127\.0\.0\.1/);
 });
 
+test('one deadline bounds the whole chain: a hung provider is stopped there and the rest are listed as not asked', async () => {
+  behaviour.brave = hang;
+  behaviour.tavily = hang;
+  const web = await start({ WEB_PROVIDER_TIMEOUT_MS: '300', WEB_FALLBACK_DEADLINE_MS: '450' });
+  const started = Date.now();
+  const outcome = await web.call('web_search', { query: 'koa middleware' });
+  assert.ok(Date.now() - started < 1000, 'the chain ended at its deadline, not after four provider timeouts');
+  assert.deepEqual(outcome.error, {
+    code: 'upstream_unavailable',
+    message:
+      'All providers failed: brave: timed out after 300 ms; tavily: stopped at the 450 ms deadline; searxng: not asked (the 450 ms deadline had passed); duckduckgo: not asked (the 450 ms deadline had passed)',
+  });
+  assert.equal(fixtures.searxng.requests.length, 0);
+});
+
 test('searxng 403 (JSON disabled) and a duckduckgo challenge page (202) count as failures', async () => {
   behaviour.searxng = (_req, res) => sendText(res, 403, '<html><body>403 Forbidden</body></html>');
   behaviour.duckduckgo = (_req, res) => sendText(res, 202, '<html><body><form id="challenge-form"></form></body></html>');
