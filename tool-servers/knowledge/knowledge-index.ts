@@ -2,6 +2,7 @@ import MiniSearch, { type SearchResult } from 'minisearch';
 import type { CorpusProject } from './corpus.js';
 import { normalizeTerm, queryTerms, tokenize } from './text-terms.js';
 import { bestSnippet } from './snippet.js';
+import { distinctiveNameTerms } from './project-name-terms.js';
 
 /** One search hit: a section of a project page. */
 export interface KnowledgeHit {
@@ -15,8 +16,9 @@ export interface KnowledgeHit {
 }
 
 /**
- * When a hit counts as an answer. Calibrated on bench/knowledge-eval.json: an unanswerable
- * question usually shares one or two incidental words with the corpus ("consensus", "proof"),
+ * When a hit counts as an answer. Calibrated on the calibration set of bench/knowledge-eval.json
+ * (its held-out set measures how well that generalises): an unanswerable question usually shares
+ * one or two incidental words with the corpus ("consensus", "proof"),
  * an answerable one shares most of its words with its passage, or names the project (name,
  * alias or token symbol) plus something about it.
  */
@@ -85,7 +87,7 @@ interface Chunk {
 
 // Name and aliases (with the token symbol) are copied into every chunk of a project and boosted,
 // so "stETH risks" finds Lido's Risks section even though its text may not repeat "stETH".
-const FIELD_BOOSTS = { project: 3, aliases: 2.5, section: 2, category: 1, text: 1 };
+export const FIELD_BOOSTS = { project: 3, aliases: 2.5, section: 2, category: 1, text: 1 };
 
 /**
  * Build the in-memory full-text index (MiniSearch, BM25+) over the sections of `projects`.
@@ -125,9 +127,7 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     processTerm: normalizeTerm,
   });
   miniSearch.addAll([...chunks.values()]);
-  // BM25's largest inverse document frequency (a term in one chunk). Dividing by it keeps the score
-  // threshold meaningful whether the folder holds 3 projects or 300.
-  const maxIdf = Math.log(1 + (Math.max(chunks.size, 1) - 0.5) / 1.5);
+  const maxIdf = largestIdf(chunks.size);
 
   const candidates = (query: string, options: Omit<KnowledgeSearchOptions, 'threshold'> = {}): ScoredHit[] => {
     const terms = queryTerms(query);
@@ -185,25 +185,11 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
 }
 
 /**
- * The terms of each project's name, aliases and token symbol that point at that project alone:
- * used by no other project's names and present in the pages of under a quarter of the projects.
- * "Uniswap", "UNI", "stETH" and "Maker" qualify; "Network" (Matic Network, Chainlink Network),
- * "Labs" or "chain" (Base chain) do not, so "Lightning Network" does not count as naming Polygon.
+ * BM25's largest inverse document frequency (a term found in one of `chunkCount` chunks).
+ * Scores divided by it keep the threshold meaningful whether the folder holds 3 projects or 300.
  */
-function distinctiveNameTerms(projects: CorpusProject[]): Map<string, Set<string>> {
-  const namesOf = new Map(projects.map((p) => [p.id, new Set(queryTerms([p.name, ...p.aliases, p.token ?? ''].join(' ')))]));
-  const pagesWith = new Map<string, number>();
-  for (const project of projects) {
-    for (const term of new Set(queryTerms(project.sections.map((section) => section.text).join(' ')))) pagesWith.set(term, (pagesWith.get(term) ?? 0) + 1);
-  }
-  const distinctive = new Map<string, Set<string>>();
-  for (const [id, terms] of namesOf) {
-    const own = [...terms].filter(
-      (term) => (pagesWith.get(term) ?? 0) < projects.length / 4 && ![...namesOf].some(([otherId, other]) => otherId !== id && other.has(term)),
-    );
-    distinctive.set(id, new Set(own));
-  }
-  return distinctive;
+export function largestIdf(chunkCount: number): number {
+  return Math.log(1 + (Math.max(chunkCount, 1) - 0.5) / 1.5);
 }
 
 // The governance forum answers governance questions better than the home page.
