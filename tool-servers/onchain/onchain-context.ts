@@ -1,9 +1,11 @@
 /**
  * What every on-chain tool shares: the chain list, one lazily built viem client per chain, the
- * read cache and its TTL rule. Tools receive it; nothing here runs at import time.
+ * read cache and its TTL rule, and the RPC deadline of a tool call. Tools receive it; nothing here
+ * runs at import time.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createPublicClient, defineChain, type PublicClient } from 'viem';
-import type { Logger } from '../kit/index.js';
+import { ToolError, type Logger } from '../kit/index.js';
 import type { ChainConfig, ChainRegistry } from './chains.js';
 import { ReadCache, IMMUTABLE_TTL_MS } from './read-cache.js';
 import { createRpcTransport, type RpcTransportOptions } from './rpc-transport.js';
@@ -20,9 +22,12 @@ export interface OnchainContext {
   immutableTtlMs: number;
   /**
    * Run an RPC read through the cache; failures become ToolErrors naming the chain.
-   * `key` is prefixed with the chain id.
+   * `key` is prefixed with the chain id. Gives up with `upstream_unavailable` when the deadline of
+   * the surrounding `withinDeadline` call (or, outside one, of this read alone) passes.
    */
   read<T>(chain: ChainConfig, key: string, ttlMs: number, load: (client: PublicClient) => Promise<T>): Promise<T>;
+  /** Run one tool call: all its reads together get `deadlineMs`. */
+  withinDeadline<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export interface OnchainContextOptions {
@@ -31,7 +36,15 @@ export interface OnchainContextOptions {
   transport?: RpcTransportOptions;
   /** Upper bound for moving data's TTL (ms); `0` disables caching of moving data. */
   maxMovingTtlMs?: number;
+  /** Total RPC time of one tool call (default DEFAULT_RPC_DEADLINE_MS). */
+  deadlineMs?: number;
 }
+
+/**
+ * Below the gateway's 30 s tool timeout, so a hanging RPC is a 502 naming the chain rather than a
+ * 504 that names nothing.
+ */
+export const DEFAULT_RPC_DEADLINE_MS = 20_000;
 
 /**
  * @example
@@ -41,6 +54,10 @@ export interface OnchainContextOptions {
 export function createOnchainContext(options: OnchainContextOptions): OnchainContext {
   const clients = new Map<string, PublicClient>();
   const cache = new ReadCache();
+  const deadlineMs = options.deadlineMs ?? DEFAULT_RPC_DEADLINE_MS;
+  // A tool may chain reads (ENS name, then balance; transaction, then receipt), each of which can
+  // walk every URL of a chain: the budget belongs to the call, so the reads find it here.
+  const callDeadline = new AsyncLocalStorage<number>();
   const context: OnchainContext = {
     chains: options.chains,
     cache,
@@ -58,14 +75,35 @@ export function createOnchainContext(options: OnchainContextOptions): OnchainCon
       return Math.min(chain.blockTimeMs, options.maxMovingTtlMs ?? Number.POSITIVE_INFINITY);
     },
     async read(chain, key, ttlMs, load) {
+      const deadline = callDeadline.getStore() ?? Date.now() + deadlineMs;
+      const expired = () => new ToolError('upstream_unavailable', `RPC unavailable for ${chain.name}: no answer within ${deadlineMs} ms.`);
       try {
-        return await cache.get(`${chain.id}:${key}`, ttlMs, () => load(context.client(chain)));
+        return await beforeDeadline(cache.get(`${chain.id}:${key}`, ttlMs, () => load(context.client(chain))), deadline, expired);
       } catch (err) {
         throw toToolError(err, chain);
       }
     },
+    withinDeadline(work) {
+      return callDeadline.run(Date.now() + deadlineMs, work);
+    },
   };
   return context;
+}
+
+/**
+ * `work`, or `expired()` once `deadline` passes. The RPC request itself runs on to its own timeout
+ * (viem takes no signal per request); a later caller may still share its answer.
+ */
+async function beforeDeadline<T>(work: Promise<T>, deadline: number, expired: () => ToolError): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(expired()), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function toViemChain(chain: ChainConfig) {

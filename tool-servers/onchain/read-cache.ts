@@ -4,7 +4,7 @@
  * that moves). Failures are never cached, so a dead RPC is retried on the next call.
  */
 export interface ReadCacheOptions {
-  /** Entries kept at most; the oldest go first. */
+  /** Entries kept at most (default DEFAULT_MAX_ENTRIES); the oldest go first. */
   maxEntries?: number;
   now?: () => number;
 }
@@ -23,7 +23,7 @@ export class ReadCache {
   readonly stats: ReadCacheStats = { hits: 0, misses: 0, shared: 0 };
 
   constructor(options: ReadCacheOptions = {}) {
-    this.maxEntries = options.maxEntries ?? 10_000;
+    this.maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.now = options.now ?? Date.now;
   }
 
@@ -86,6 +86,12 @@ export class ReadCache {
     }
   }
 }
+
+/**
+ * Entries are tool outputs or small values (under ~1 KiB each, never a raw block with its
+ * transaction list), so the cache stays within a few MiB.
+ */
+export const DEFAULT_MAX_ENTRIES = 5_000;
 
 /** Immutable data (token metadata, a block by hash, a mined transaction): kept for a day. */
 export const IMMUTABLE_TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,33 +1,39 @@
 /**
- * The viem transport for one chain: JSON-RPC batching over HTTP with a timeout per call, and
- * `fallback` across the chain's URLs (ranked by latency and stability when there are several).
+ * The viem transport for one chain: JSON-RPC batching over HTTP with a timeout per request, and
+ * `fallback` across the chain's URLs (optionally ranked by latency and stability).
  */
 import { fallback, http, type Transport } from 'viem';
 
 export interface RpcTransportOptions {
   /** Per-request timeout; a slower RPC counts as failed and the next one is tried. */
   timeoutMs?: number;
-  /** Re-rank the URLs in the background (a ping every few seconds). Off in short-lived tests. */
+  /**
+   * Re-rank the URLs in the background: a `net_listening` ping to each one every minute, forever,
+   * once the chain is used. Off by default because the shipped URLs are public, rate-limited RPCs.
+   */
   rank?: boolean;
-  /** Retries of the whole fallback chain after every URL failed once. */
-  retryCount?: number;
 }
 
-export const DEFAULT_RPC_TIMEOUT_MS = 8_000;
+export const DEFAULT_RPC_TIMEOUT_MS = 4_000;
+
+/** How often ranking pings each URL when `rank` is on. */
+export const RANK_INTERVAL_MS = 60_000;
 
 /**
  * @example
- *   const transport = createRpcTransport(['https://a.example', 'https://b.example'], { timeoutMs: 5000 })
+ *   const transport = createRpcTransport(['https://a.example', 'https://b.example'], { timeoutMs: 4000 })
  *   const client = createPublicClient({ transport })
  */
 export function createRpcTransport(urls: readonly string[], options: RpcTransportOptions = {}): Transport {
   const timeout = options.timeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
-  const retryCount = options.retryCount ?? 1;
-  const one = (url: string) => http(url, { batch: { wait: 0 }, timeout, retryCount: 0 });
-  if (urls.length === 1) return http(urls[0], { batch: { wait: 0 }, timeout, retryCount, retryDelay: 100 });
-  return fallback(urls.map(one), {
-    rank: options.rank === false ? false : { interval: 30_000, timeout: Math.min(timeout, 2_000) },
-    retryCount,
-    retryDelay: 100,
-  });
+  // A lone URL gets one retry (a blip); with several, trying the next URL is the retry, so the
+  // worst case stays URLs × timeout instead of doubling.
+  if (urls.length === 1) return http(urls[0], { batch: { wait: 0 }, timeout, retryCount: 1, retryDelay: 100 });
+  return fallback(
+    urls.map((url) => http(url, { batch: { wait: 0 }, timeout, retryCount: 0 })),
+    {
+      rank: options.rank ? { interval: RANK_INTERVAL_MS, timeout: Math.min(timeout, 2_000) } : false,
+      retryCount: 0,
+    },
+  );
 }

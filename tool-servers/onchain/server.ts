@@ -1,21 +1,20 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { createServer, type Logger } from '../kit/index.js';
 import { buildChainRegistry, loadChains } from './chains.js';
-import { createOnchainContext } from './onchain-context.js';
+import { createOnchainContext, DEFAULT_RPC_DEADLINE_MS } from './onchain-context.js';
 import { DEFAULT_RPC_TIMEOUT_MS } from './rpc-transport.js';
 import { onchainTools } from './tools/index.js';
 
 export interface OnchainServerOptions {
   /**
    * Read here, never from process.env: `CHAINS_CONFIG`, `RPC_URL_<CHAIN>`, `MULTICALL3_<CHAIN>`,
-   * `ENS_UNIVERSAL_RESOLVER_<CHAIN>`, `TOKENS_<CHAIN>`, `RPC_TIMEOUT_MS`, `ONCHAIN_CACHE_MAX_TTL_MS`.
+   * `ENS_UNIVERSAL_RESOLVER_<CHAIN>`, `TOKENS_<CHAIN>`, `RPC_TIMEOUT_MS`, `RPC_DEADLINE_MS`,
+   * `RPC_RANK`, `ONCHAIN_CACHE_MAX_TTL_MS`.
    */
   env: Record<string, string | undefined>;
   logger?: Logger;
   /** An already-parsed chain list instead of reading CHAINS_CONFIG (tests). */
   chains?: unknown;
-  /** Re-rank multi-URL chains in the background (default true; off for short-lived in-process tests). */
-  rankRpcs?: boolean;
 }
 
 /**
@@ -31,7 +30,8 @@ export function createOnchainServer(options: OnchainServerOptions): Server {
   const context = createOnchainContext({
     chains,
     logger: options.logger,
-    transport: { timeoutMs: positiveInt(env.RPC_TIMEOUT_MS, 'RPC_TIMEOUT_MS') ?? DEFAULT_RPC_TIMEOUT_MS, rank: options.rankRpcs ?? true },
+    transport: { timeoutMs: positiveInt(env.RPC_TIMEOUT_MS, 'RPC_TIMEOUT_MS') ?? DEFAULT_RPC_TIMEOUT_MS, rank: flag(env.RPC_RANK, 'RPC_RANK') },
+    deadlineMs: positiveInt(env.RPC_DEADLINE_MS, 'RPC_DEADLINE_MS') ?? DEFAULT_RPC_DEADLINE_MS,
     maxMovingTtlMs: positiveInt(env.ONCHAIN_CACHE_MAX_TTL_MS, 'ONCHAIN_CACHE_MAX_TTL_MS', true),
   });
   return createServer({ name: 'switchyard-onchain', version: '0.1.0', tools: onchainTools(context), logger: options.logger });
@@ -42,4 +42,10 @@ function positiveInt(value: string | undefined, name: string, allowZero = false)
   const n = Number(value);
   if (!Number.isInteger(n) || n < (allowZero ? 0 : 1)) throw new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer`);
   return n;
+}
+
+function flag(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new Error(`${name} must be true or false`);
 }

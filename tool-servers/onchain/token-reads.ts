@@ -2,8 +2,9 @@
  * ERC-20 reads: metadata (immutable, cached long) and supply/balances (moving). Several reads go
  * out as one Multicall3 `aggregate3` where the chain has Multicall3, else as one JSON-RPC batch.
  */
-import { BaseError, HttpRequestError, TimeoutError, erc20Abi, type Address, type PublicClient } from 'viem';
+import { erc20Abi, type Address, type PublicClient } from 'viem';
 import { ToolError } from '../kit/index.js';
+import { isContractRefusal } from './call-failure.js';
 import type { ChainConfig } from './chains.js';
 import type { OnchainContext } from './onchain-context.js';
 
@@ -73,8 +74,8 @@ function notAToken(chain: ChainConfig, token: Address): ToolError {
 }
 
 /**
- * Read several ERC-20 functions at once. A read the contract refuses gives null; an RPC failure
- * throws (so a dead node is never mistaken for "not a token").
+ * Read several ERC-20 functions at once. A read the contract refuses gives null; any other failure
+ * throws (so a dead or rate-limited node is never mistaken for "not a token").
  */
 async function readErc20(client: PublicClient, chain: ChainConfig, token: Address, reads: Erc20Read[]): Promise<ReadResult[]> {
   const contracts = reads.map((read) =>
@@ -86,8 +87,8 @@ async function readErc20(client: PublicClient, chain: ChainConfig, token: Addres
     const results = await client.multicall({ contracts, allowFailure: true, multicallAddress: chain.multicall3 });
     return results.map((result) => {
       if (result.status === 'success') return result.result;
-      // viem reports a failed aggregate3 call (node unreachable) as a failure of every entry.
-      if (isTransportFailure(result.error)) throw result.error;
+      // viem reports a failed aggregate3 call (node unreachable, rate-limited) as a failure of every entry.
+      if (!isContractRefusal(result.error)) throw result.error;
       return null;
     });
   }
@@ -97,15 +98,9 @@ async function readErc20(client: PublicClient, chain: ChainConfig, token: Addres
       try {
         return (await client.readContract(contract)) as unknown;
       } catch (err) {
-        if (isTransportFailure(err)) throw err;
+        if (!isContractRefusal(err)) throw err;
         return null;
       }
     }),
   );
-}
-
-/** True when the node could not be reached, as opposed to the contract refusing the call. */
-export function isTransportFailure(err: unknown): boolean {
-  if (!(err instanceof BaseError)) return true;
-  return Boolean(err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError));
 }

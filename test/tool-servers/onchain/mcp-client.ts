@@ -18,7 +18,7 @@ export interface OnchainTestClient {
 }
 
 export async function connectOnchain(options: OnchainServerOptions): Promise<OnchainTestClient> {
-  const server = createOnchainServer({ rankRpcs: false, ...options });
+  const server = createOnchainServer(options);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   await server.connect(serverTransport);
   const client = new Client({ name: 'onchain-test', version: '1.0.0' });

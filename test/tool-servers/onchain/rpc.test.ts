@@ -3,9 +3,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { freePort } from '../../helpers/evm-node.js';
+import { loadChains } from '../../../tool-servers/onchain/chains.js';
+import { createOnchainContext } from '../../../tool-servers/onchain/onchain-context.js';
+import { getBlockTool } from '../../../tool-servers/onchain/tools/get-block.js';
 import { startLocalChainScenario, type LocalChainScenario } from './local-chain-scenario.js';
 import { connectOnchain } from './mcp-client.js';
-import { startRpcProxy, type RpcProxy } from './rpc-proxy.js';
+import { startRpcProxy, type JsonRpcAnswer, type JsonRpcCall, type RpcProxy } from './rpc-proxy.js';
 
 // Transport behaviour seen from outside: a counting JSON-RPC proxy in front of the node.
 let chain: LocalChainScenario;
@@ -100,8 +103,142 @@ describe('coalescing and caching', () => {
       assert.equal(proxy.httpRequests, 1);
       const error = await tools.fail('get_token_info', { token: chain.holders[1], chain: 'local' });
       assert.equal(error.code, 'not_found');
+      // A contract that reverts every ERC-20 read (Hardhat: -32603 "… reverted …") is no token either.
+      assert.deepEqual(await tools.fail('get_token_balance', { address: chain.holders[0], token: chain.reverter, chain: 'local' }), {
+        code: 'not_found',
+        param: 'token',
+        message: `No ERC-20 token at ${chain.reverter} on Local.`,
+      });
     } finally {
       await tools.close();
+    }
+  });
+});
+
+describe('immutable reads', () => {
+  test('a mined transaction is read once, then served from the cache', async () => {
+    const tools = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: proxy.url, ONCHAIN_CACHE_MAX_TTL_MS: '0' }) });
+    try {
+      proxy.reset();
+      const first = await tools.ok('get_transaction', { hash: chain.tx.transfer, chain: 'local' });
+      assert.equal(first.status, 'success');
+      assert.deepEqual(await tools.ok('get_transaction', { hash: chain.tx.transfer, chain: 'local' }), first);
+      assert.equal(proxy.callCount('eth_getTransactionByHash'), 1);
+      assert.equal(proxy.callCount('eth_getTransactionReceipt'), 1);
+    } finally {
+      await tools.close();
+    }
+  });
+
+  test('a pending transaction is asked again on every call', async () => {
+    const tools = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: proxy.url }) });
+    await chain.node.rpc('evm_setAutomine', [false]);
+    try {
+      const hash = await chain.node.wallet(0).sendTransaction({ to: chain.holders[2], value: 1n });
+      proxy.reset();
+      assert.equal((await tools.ok('get_transaction', { hash, chain: 'local' })).status, 'pending');
+      assert.equal((await tools.ok('get_transaction', { hash, chain: 'local' })).status, 'pending');
+      assert.equal(proxy.callCount('eth_getTransactionByHash'), 2);
+      await chain.node.rpc('evm_mine');
+      assert.equal((await tools.ok('get_transaction', { hash, chain: 'local' })).status, 'success');
+      assert.equal((await tools.ok('get_transaction', { hash, chain: 'local' })).status, 'success');
+      assert.equal(proxy.callCount('eth_getTransactionByHash'), 3, 'mined: cached from the first mined answer on');
+    } finally {
+      await chain.node.rpc('evm_setAutomine', [true]);
+      await tools.close();
+    }
+  });
+
+  test('a block by hash is read once, and a block read by number is then known by its hash', async () => {
+    const tools = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: proxy.url, ONCHAIN_CACHE_MAX_TTL_MS: '0' }) });
+    try {
+      const transferBlock = (await chain.node.publicClient.getTransactionReceipt({ hash: chain.tx.transfer })).blockHash;
+      proxy.reset();
+      const first = await tools.ok('get_block', { block: transferBlock, chain: 'local' });
+      assert.deepEqual(await tools.ok('get_block', { block: transferBlock, chain: 'local' }), first);
+      assert.equal(proxy.callCount('eth_getBlockByHash'), 1);
+
+      const byNumber = await tools.ok<{ hash: string }>('get_block', { block: 1, chain: 'local' });
+      assert.equal(proxy.callCount('eth_getBlockByNumber'), 1);
+      assert.deepEqual(await tools.ok('get_block', { block: byNumber.hash, chain: 'local' }), byNumber);
+      assert.equal(proxy.callCount('eth_getBlockByHash'), 1);
+    } finally {
+      await tools.close();
+    }
+  });
+
+  test('get_block keeps its described output in the cache, not viem\'s block with the transaction list', async () => {
+    const context = createOnchainContext({ chains: loadChains(chain.env()) });
+    const tool = getBlockTool(context);
+    const receipt = await chain.node.publicClient.getTransactionReceipt({ hash: chain.tx.transfer });
+    const output = await tool.run({ block: Number(receipt.blockNumber), chain: 'local' }, { signal: new AbortController().signal });
+    assert.equal(output.transaction_count, 1);
+    assert.deepEqual(context.cache.peek(`31337:block:${receipt.blockHash}`), output);
+    assert.deepEqual(context.cache.peek(`31337:block:${receipt.blockNumber}`), output);
+  });
+});
+
+describe('a node answering JSON-RPC errors inside HTTP 200', () => {
+  const rateLimited = (call: JsonRpcCall): JsonRpcAnswer => ({
+    jsonrpc: '2.0',
+    id: call.id,
+    error: { code: -32005, message: 'daily request count exceeded, request rate limited' },
+  });
+  const limitedMessage = { code: 'upstream_unavailable', message: 'RPC unavailable for Local: node error -32005: daily request count exceeded, request rate limited.' };
+
+  for (const multicall of [true, false]) {
+    test(`a rate-limited eth_call is upstream_unavailable, never "no token" (${multicall ? 'Multicall3' : 'JSON-RPC batch'})`, async () => {
+      const limited = await startRpcProxy(chain.node.url, { answer: (call) => (call.method === 'eth_call' ? rateLimited(call) : undefined) });
+      const env = chain.env({ RPC_URL_LOCAL: limited.url });
+      if (!multicall) delete env.MULTICALL3_LOCAL;
+      const tools = await connectOnchain({ env });
+      try {
+        assert.deepEqual(await tools.fail('get_token_info', { token: 'TST', chain: 'local' }), limitedMessage);
+        assert.deepEqual(await tools.fail('get_token_balance', { address: chain.holders[1], token: 'TST', chain: 'local' }), limitedMessage);
+      } finally {
+        await tools.close();
+        await limited.close();
+      }
+    });
+  }
+
+  test('an internal error without revert text or data is the node\'s, not the contract\'s', async () => {
+    const failing = await startRpcProxy(chain.node.url, {
+      answer: (call) => (call.method === 'eth_call' ? { jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'internal error' } } : undefined),
+    });
+    const env = chain.env({ RPC_URL_LOCAL: failing.url });
+    delete env.MULTICALL3_LOCAL;
+    const tools = await connectOnchain({ env });
+    try {
+      assert.deepEqual(await tools.fail('get_token_info', { token: 'TST', chain: 'local' }), {
+        code: 'upstream_unavailable',
+        message: 'RPC unavailable for Local: node error -32603: internal error.',
+      });
+    } finally {
+      await tools.close();
+      await failing.close();
+    }
+  });
+
+  test('get_gas_price derives the priority fee only when the node lacks the method', async () => {
+    const withoutMethod = await startRpcProxy(chain.node.url, {
+      answer: (call) =>
+        call.method === 'eth_maxPriorityFeePerGas'
+          ? { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'the method eth_maxPriorityFeePerGas does not exist/is not available' } }
+          : undefined,
+    });
+    const limited = await startRpcProxy(chain.node.url, { answer: (call) => (call.method === 'eth_maxPriorityFeePerGas' ? rateLimited(call) : undefined) });
+    const derived = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: withoutMethod.url }) });
+    const refused = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: limited.url }) });
+    try {
+      const gas = await derived.ok<{ gas_price_wei: string; base_fee_wei: string; priority_fee_wei: string }>('get_gas_price', { chain: 'local' });
+      assert.equal(BigInt(gas.priority_fee_wei), BigInt(gas.gas_price_wei) - BigInt(gas.base_fee_wei));
+      assert.deepEqual(await refused.fail('get_gas_price', { chain: 'local' }), limitedMessage);
+    } finally {
+      await derived.close();
+      await refused.close();
+      await withoutMethod.close();
+      await limited.close();
     }
   });
 });
@@ -171,4 +308,77 @@ describe('fallback and failures', () => {
       await tools.close();
     }
   });
+
+  test('hanging RPCs: each URL is tried once, no retry of the whole list', async () => {
+    const hanging = await startHangingServer();
+    const tools = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: `${hanging.url}/a,${hanging.url}/b,${hanging.url}/c`, RPC_TIMEOUT_MS: '300' }) });
+    try {
+      const started = Date.now();
+      assert.deepEqual(await tools.fail('get_eth_balance', { address: chain.holders[0], chain: 'local' }), {
+        code: 'upstream_unavailable',
+        message: 'RPC unavailable for Local: request timed out.',
+      });
+      assert.equal(hanging.hits(), 3);
+      assert.ok(Date.now() - started < 1_500, `took ${Date.now() - started} ms`);
+    } finally {
+      await tools.close();
+      await hanging.close();
+    }
+  });
+
+  test('one deadline bounds a whole tool call, naming the chain', async () => {
+    const hanging = await startHangingServer();
+    const tools = await connectOnchain({
+      env: chain.env({ RPC_URL_LOCAL: `${hanging.url}/a,${hanging.url}/b,${hanging.url}/c`, RPC_TIMEOUT_MS: '1000', RPC_DEADLINE_MS: '400' }),
+    });
+    try {
+      for (const [name, args] of [
+        ['get_eth_balance', { address: chain.holders[0] }],
+        // ENS name, then token reads: both inside the one deadline.
+        ['get_token_balance', { address: 'alice.eth', token: 'TST' }],
+      ] as const) {
+        const started = Date.now();
+        assert.deepEqual(await tools.fail(name, { ...args, chain: 'local' }), {
+          code: 'upstream_unavailable',
+          message: 'RPC unavailable for Local: no answer within 400 ms.',
+        });
+        assert.ok(Date.now() - started < 900, `${name} took ${Date.now() - started} ms`);
+      }
+    } finally {
+      await tools.close();
+      await hanging.close();
+    }
+  });
+
+  test('several URLs are not pinged in the background unless RPC_RANK=true', async () => {
+    const tools = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: `${proxy.url}/a,${proxy.url}/b` }) });
+    try {
+      proxy.reset();
+      await tools.ok('get_eth_balance', { address: chain.holders[0], chain: 'local' });
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(proxy.callCount('net_listening'), 0);
+    } finally {
+      await tools.close();
+    }
+  });
 });
+
+/** An HTTP server that reads requests and never answers. */
+async function startHangingServer(): Promise<{ url: string; hits(): number; close(): Promise<void> }> {
+  let hits = 0;
+  const server = createServer((req) => {
+    hits++;
+    req.resume();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const address = server.address();
+  return {
+    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+    hits: () => hits,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

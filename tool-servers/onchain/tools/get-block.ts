@@ -60,16 +60,17 @@ export function getBlockTool(context: OnchainContext) {
       // A block by hash never changes; by number or tag it can (new head, reorg): one block time.
       const ttl = 'blockHash' in selector ? context.immutableTtlMs : context.movingTtlMs(chain);
       const key = `block:${'blockHash' in selector ? selector.blockHash : 'blockNumber' in selector ? selector.blockNumber : selector.blockTag}`;
-      const block = await context.read(chain, key, ttl, async (client) => {
+      // The described block is what is kept, never viem's Block with its array of transaction hashes.
+      const described = await context.read(chain, key, ttl, async (client) => {
         try {
-          return await client.getBlock(selector);
+          return describeBlock(await client.getBlock(selector), chain);
         } catch (err) {
           if (err instanceof BlockNotFoundError) throw blockNotFound(chain, args.block);
           throw err;
         }
       });
-      if (block.hash) context.cache.set(`${chain.id}:block:${block.hash}`, block, context.immutableTtlMs);
-      return describeBlock(block, chain);
+      context.cache.set(`${chain.id}:block:${described.hash}`, described, context.immutableTtlMs);
+      return described;
     },
   });
 }
@@ -78,7 +79,9 @@ function blockNotFound(chain: ChainConfig, block: string | number | undefined): 
   return new ToolError('not_found', `Block ${String(block ?? 'latest')} was not found on ${chain.name}.`, { param: 'block' });
 }
 
-function describeBlock(block: Block, chain: ChainConfig) {
+type BlockSummary = z.output<typeof getBlockOutput>;
+
+function describeBlock(block: Block, chain: ChainConfig): BlockSummary {
   if (block.number === null || block.hash === null) throw blockNotFound(chain, 'pending');
   const timestamp = Number(block.timestamp);
   return {

@@ -2,8 +2,8 @@ import { formatGwei, hexToBigInt, type Hex } from 'viem';
 import { z } from 'zod';
 import { defineTool } from '../../kit/index.js';
 import { chainArgument } from '../arguments.js';
+import { isMethodUnsupported } from '../call-failure.js';
 import type { OnchainContext } from '../onchain-context.js';
-import { isTransportFailure } from '../token-reads.js';
 
 export const getGasPriceInput = z.object({ chain: chainArgument });
 
@@ -41,7 +41,7 @@ export function getGasPriceTool(context: OnchainContext) {
             ? client.request({ method: 'eth_maxPriorityFeePerGas' }).then(
                 (hex) => hexToBigInt(hex as Hex),
                 (err: unknown) => {
-                  if (isTransportFailure(err)) throw err;
+                  if (!isMethodUnsupported(err)) throw err;
                   return null; // a node without the method: derived below
                 },
               )

@@ -1,4 +1,4 @@
-/** The nine on-chain tools, in the order they are listed. */
+/** The nine on-chain tools, in the order they are listed, each call under one RPC deadline. */
 import type { AnyToolDefinition } from '../../kit/index.js';
 import type { OnchainContext } from '../onchain-context.js';
 import { getEthBalanceTool } from './get-eth-balance.js';
@@ -12,7 +12,7 @@ import { isContractTool } from './is-contract.js';
 import { resolveEnsTool } from './resolve-ens.js';
 
 export function onchainTools(context: OnchainContext): AnyToolDefinition[] {
-  return [
+  const tools: AnyToolDefinition[] = [
     getEthBalanceTool(context),
     getTokenBalanceTool(context),
     getTokenInfoTool(context),
@@ -23,4 +23,5 @@ export function onchainTools(context: OnchainContext): AnyToolDefinition[] {
     isContractTool(context),
     resolveEnsTool(context),
   ];
+  return tools.map((tool) => ({ ...tool, run: (args, toolContext) => context.withinDeadline(() => tool.run(args, toolContext)) }));
 }
