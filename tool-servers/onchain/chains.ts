@@ -15,7 +15,9 @@ const addressString = z
   .refine((value) => isAddress(value, { strict: false }), 'not an address')
   .transform((value) => getAddress(value));
 
-const chainEntrySchema = z.object({
+// Strict: a misspelt key in a file operators edit (`rpc_url`, `multicall`) stops the server
+// instead of being ignored.
+const chainEntrySchema = z.strictObject({
   id: z.number().int().positive(),
   name: z.string().min(1),
   aliases: z.array(z.string().min(1)).default([]),
@@ -24,7 +26,7 @@ const chainEntrySchema = z.object({
   eip1559: z.boolean().default(true),
   rpc_urls: z.array(z.url()).min(1),
   multicall3: addressString.optional(),
-  ens: z.object({ universal_resolver: addressString, registry: addressString.optional() }).optional(),
+  ens: z.strictObject({ universal_resolver: addressString }).optional(),
   tokens: z.record(z.string().min(1), addressString).default({}),
 });
 
@@ -41,7 +43,7 @@ export interface ChainConfig {
   eip1559: boolean;
   rpcUrls: string[];
   multicall3?: Address;
-  ens?: { universalResolver: Address; registry?: Address };
+  ens?: { universalResolver: Address };
   /** Known token symbols (upper-case) → address. */
   tokens: Record<string, Address>;
 }
@@ -121,10 +123,8 @@ function applyEnv(key: string, entry: z.output<typeof chainEntrySchema>, env: Re
     if (!z.url().safeParse(url).success) throw new Error(`${where('RPC_URL')} holds something that is not a URL`);
   }
   const multicall3 = optionalAddress(env[where('MULTICALL3')], where('MULTICALL3')) ?? entry.multicall3;
-  const universalResolver = optionalAddress(env[where('ENS_UNIVERSAL_RESOLVER')], where('ENS_UNIVERSAL_RESOLVER'));
-  const ens = universalResolver
-    ? { universalResolver, registry: entry.ens?.registry }
-    : entry.ens && { universalResolver: entry.ens.universal_resolver, registry: entry.ens.registry };
+  const universalResolver = optionalAddress(env[where('ENS_UNIVERSAL_RESOLVER')], where('ENS_UNIVERSAL_RESOLVER')) ?? entry.ens?.universal_resolver;
+  const ens = universalResolver ? { universalResolver } : undefined;
   const tokens: Record<string, Address> = {};
   for (const [symbol, address] of Object.entries(entry.tokens)) tokens[symbol.toUpperCase()] = address;
   for (const pair of splitList(env[where('TOKENS')]) ?? []) {

@@ -67,21 +67,29 @@ export async function resolveEnsName(context: OnchainContext, chain: ChainConfig
   return forward && forward.toLowerCase() === address.toLowerCase() ? normalized : null;
 }
 
+/** Where an address came from when the caller gave an ENS name. */
+export interface ResolvedFrom {
+  name: string;
+  /** Display name of the chain whose ENS answered (Ethereum when the asked chain has none). */
+  chain: string;
+}
+
 /**
  * An `address` argument that may be an ENS name: names resolve forward (no address → not_found).
  *
  * @example
- *   const { address, ensName } = await addressOrEnsName(context, chain, 'vitalik.eth', 'address')
+ *   const { address, resolvedFrom } = await addressOrEnsName(context, base, 'vitalik.eth', 'address')
+ *   // resolvedFrom: { name: 'vitalik.eth', chain: 'Ethereum' }
  */
 export async function addressOrEnsName(
   context: OnchainContext,
   chain: ChainConfig,
   value: string,
   param: string,
-): Promise<{ address: Address; ensName: string | null }> {
-  if (!looksLikeEnsName(value)) return { address: parseAddress(value, param), ensName: null };
+): Promise<{ address: Address; resolvedFrom: ResolvedFrom | null }> {
+  if (!looksLikeEnsName(value)) return { address: parseAddress(value, param), resolvedFrom: null };
   const name = normalizeEnsName(value, param);
   const address = await resolveEnsAddress(context, chain, name);
   if (!address) throw new ToolError('not_found', `ENS name "${name}" does not resolve to an address.`, { param });
-  return { address, ensName: name };
+  return { address, resolvedFrom: { name, chain: ensChainFor(context, chain).name } };
 }

@@ -10,7 +10,9 @@ import { classifyCode } from '../../../tool-servers/onchain/tools/is-contract.js
 import { parseBlockSelector } from '../../../tool-servers/onchain/tools/get-block.js';
 import { tokenAddress } from '../../../tool-servers/onchain/tools/get-token-balance.js';
 import { createOnchainServer } from '../../../tool-servers/onchain/server.js';
+import { describeRpcFailure, toToolError } from '../../../tool-servers/onchain/rpc-errors.js';
 import { ToolError } from '../../../tool-servers/kit/index.js';
+import { RpcRequestError } from 'viem';
 
 describe('chain list', () => {
   test('the shipped list has every required chain with ids, aliases and tokens', () => {
@@ -85,6 +87,16 @@ describe('chain list', () => {
     }
     assert.throws(() => createOnchainServer({ env: { RPC_TIMEOUT_MS: 'soon' } }), /RPC_TIMEOUT_MS must be a positive integer/);
     assert.throws(() => createOnchainServer({ env: { ONCHAIN_CACHE_MAX_TTL_MS: '-1' } }), /ONCHAIN_CACHE_MAX_TTL_MS must be a non-negative integer/);
+    assert.throws(() => createOnchainServer({ env: { RPC_DEADLINE_MS: '0' } }), /RPC_DEADLINE_MS must be a positive integer/);
+    assert.throws(() => createOnchainServer({ env: { RPC_RANK: 'yes' } }), /RPC_RANK must be true or false/);
+  });
+
+  test('a misspelt or retired key in the chain list is refused, naming where', () => {
+    const chain = { id: 5, name: 'X', native_symbol: 'X', block_time_ms: 1000, rpc_urls: ['http://127.0.0.1:1'] };
+    assert.doesNotThrow(() => buildChainRegistry({ chains: { x: chain } }, {}));
+    assert.throws(() => buildChainRegistry({ chains: { x: { ...chain, rpc_url: 'http://h' } } }, {}), /^Error: invalid chain list at chains\.x: Unrecognized key: "rpc_url"/);
+    const withRegistry = { ...chain, ens: { universal_resolver: '0xeeeeeeee14d718c2b47d9923deab1335e144eeee', registry: '0x00000000000C2E074eC69A0dFb2997BA6C7d2e1e' } };
+    assert.throws(() => buildChainRegistry({ chains: { x: withRegistry } }, {}), /^Error: invalid chain list at chains\.x\.ens: Unrecognized key: "registry"/);
   });
 });
 
@@ -101,6 +113,25 @@ describe('url redaction', () => {
   test('URLs inside text are redacted, known ones first', () => {
     const text = 'fetch https://u:p@h.example/v3/KEY failed; also https://other.example/path?key=2';
     assert.equal(redactUrlsIn(text, ['https://u:p@h.example/v3/KEY']), 'fetch https://h.example/… failed; also https://other.example/…');
+  });
+});
+
+describe('rpc failure messages', () => {
+  const chain = loadChains({}).resolve('local');
+  const nodeError = (message: string) =>
+    new RpcRequestError({ body: { method: 'eth_call' }, error: { code: -32005, message }, url: 'https://rpc.example/v2/SECRETKEY' });
+
+  test('a node error carries the node\'s own short message, ending in one full stop', () => {
+    assert.equal(describeRpcFailure(nodeError('rate limited.')), 'node error -32005: rate limited');
+    assert.equal(toToolError(nodeError('rate limited.'), chain).message, 'RPC unavailable for Local: node error -32005: rate limited.');
+    assert.equal(describeRpcFailure(nodeError('')), 'node error -32005');
+  });
+
+  test('a long node message is cut to its first line and 160 characters, URLs redacted', () => {
+    const long = describeRpcFailure(nodeError(`${'x'.repeat(300)}\nsecond line`));
+    assert.equal(long, `node error -32005: ${'x'.repeat(159)}…`);
+    const message = toToolError(nodeError('limit for https://rpc.example/v2/SECRETKEY reached'), chain).message;
+    assert.equal(message, 'RPC unavailable for Local: node error -32005: limit for https://rpc.example/… reached.');
   });
 });
 

@@ -402,14 +402,41 @@ describe('ENS', () => {
       balance_eth: formatEther(wei),
       chain: 'Local',
     });
-    const tokenResult = await tools.ok<{ address: string; balance_raw: string }>('get_token_balance', { address: 'alice.eth', token: 'TST', chain: 'local' });
+    const tokenResult = await tools.ok<{ address: string; balance_raw: string; resolved_from: unknown }>('get_token_balance', {
+      address: 'alice.eth',
+      token: 'TST',
+      chain: 'local',
+    });
     assert.equal(tokenResult.address, chain.holders[1]);
     assert.equal(tokenResult.balance_raw, TOKEN_SENT.toString());
+    assert.deepEqual(tokenResult.resolved_from, { name: 'alice.eth', chain: 'Local' });
     assert.deepEqual(await tools.fail('get_eth_balance', { address: 'nobody.eth', chain: 'local' }), {
       code: 'not_found',
       param: 'address',
       message: 'ENS name "nobody.eth" does not resolve to an address.',
     });
+  });
+
+  test('on a chain without ENS a name resolves on Ethereum, and get_token_balance says so', async () => {
+    // "ethereum" is the local node here, with the test ENS; "local" has no ENS of its own.
+    const env = chain.env({ RPC_URL_ETHEREUM: chain.node.url, ENS_UNIVERSAL_RESOLVER_ETHEREUM: chain.ens.universalResolver });
+    delete env.ENS_UNIVERSAL_RESOLVER_LOCAL;
+    const crossChain = await connectOnchain({ env: { ...env, ONCHAIN_CACHE_MAX_TTL_MS: '0' } });
+    try {
+      const result = await crossChain.ok<Record<string, unknown>>('get_token_balance', { address: 'alice.eth', token: 'TST', chain: 'local' });
+      assert.equal(result.address, chain.holders[1]);
+      assert.deepEqual(result.resolved_from, { name: 'alice.eth', chain: 'Ethereum' });
+      // get_eth_balance keeps exactly its four fields; its description tells where names resolve.
+      const balance = await crossChain.ok('get_eth_balance', { address: 'alice.eth', chain: 'local' });
+      assert.deepEqual(Object.keys(balance), ['address', 'balance_wei', 'balance_eth', 'chain']);
+      const { tools: listed } = await crossChain.client.listTools();
+      assert.match(listed.find((t) => t.name === 'get_eth_balance')!.description!, /on Ethereum mainnet when the chain has none/);
+      // An address given as an address has no resolved_from.
+      const plain = await crossChain.ok<Record<string, unknown>>('get_token_balance', { address: chain.holders[1], token: 'TST', chain: 'local' });
+      assert.equal('resolved_from' in plain, false);
+    } finally {
+      await crossChain.close();
+    }
   });
 
   test('invalid names and ambiguous arguments are refused', async () => {

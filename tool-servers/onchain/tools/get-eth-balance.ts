@@ -21,7 +21,8 @@ export function getEthBalanceTool(context: OnchainContext) {
   return defineTool({
     name: 'get_eth_balance',
     description:
-      'Native coin balance (ETH, POL, BNB, AVAX…) of an address or ENS name on an EVM chain, exact in wei and in whole coins.',
+      'Native coin balance (ETH, POL, BNB, AVAX…) of an address or ENS name on an EVM chain, exact in wei and in whole coins. ' +
+      'An ENS name is resolved on the chain’s own ENS, or on Ethereum mainnet when the chain has none; `address` is the resolved one.',
     input: getEthBalanceInput,
     output: getEthBalanceOutput,
     async run(args) {

@@ -22,6 +22,11 @@ export const getTokenBalanceOutput = z
     balance_raw: z.string().regex(/^\d+$/).describe('Balance in the token’s smallest unit, as a decimal string.'),
     balance: z.string().describe('Balance with decimals applied (formatUnits), never a float.'),
     chain: z.string(),
+    resolved_from: z
+      .object({ name: z.string(), chain: z.string() })
+      .strict()
+      .optional()
+      .describe('Present when `address` was an ENS name: the name and the chain whose ENS resolved it.'),
   })
   .strict();
 
@@ -47,13 +52,15 @@ export function tokenAddress(chain: ChainConfig, token: string): Address {
 export function getTokenBalanceTool(context: OnchainContext) {
   return defineTool({
     name: 'get_token_balance',
-    description: 'ERC-20 token balance of an address or ENS name, raw and with decimals applied. The token is a contract address or a known symbol.',
+    description:
+      'ERC-20 token balance of an address or ENS name, raw and with decimals applied. The token is a contract address or a known symbol. ' +
+      'An ENS name is resolved on the chain’s own ENS, or on Ethereum mainnet when the chain has none (see resolved_from).',
     input: getTokenBalanceInput,
     output: getTokenBalanceOutput,
     async run(args) {
       const chain = context.chains.resolve(args.chain);
       const token = tokenAddress(chain, args.token);
-      const { address } = await addressOrEnsName(context, chain, args.address, 'address');
+      const { address, resolvedFrom } = await addressOrEnsName(context, chain, args.address, 'address');
       const [meta, raw] = await Promise.all([readTokenMetadata(context, chain, token), readTokenBalance(context, chain, token, address)]);
       return {
         address,
@@ -61,6 +68,7 @@ export function getTokenBalanceTool(context: OnchainContext) {
         balance_raw: raw.toString(),
         balance: formatUnits(raw, meta.decimals),
         chain: chain.name,
+        ...(resolvedFrom ? { resolved_from: resolvedFrom } : {}),
       };
     },
   });

@@ -19,7 +19,9 @@ export const getTxCountOutput = z
 export function getTxCountTool(context: OnchainContext) {
   return defineTool({
     name: 'get_tx_count',
-    description: 'Number of transactions sent by an address (its nonce), mined (`latest`) and including pending ones.',
+    description:
+      'Number of transactions sent by an address or ENS name (its nonce), mined (`latest`) and including pending ones. ' +
+      'An ENS name is resolved on the chain’s own ENS, or on Ethereum mainnet when the chain has none.',
     input: getTxCountInput,
     output: getTxCountOutput,
     async run(args) {
