@@ -61,6 +61,18 @@ export class ReservationClosed extends GatewayError {
   }
 }
 
+/** 400 ledger_total_too_large: the grant would take the wallet's totals past exact integers. */
+export class LedgerTotalTooLarge extends GatewayError {
+  constructor(totalDeposited: number, amount: number) {
+    super({
+      status: 400,
+      code: 'ledger_total_too_large',
+      param: 'amount',
+      message: `This grant would take the wallet's total_deposited (${totalDeposited}) past ${Number.MAX_SAFE_INTEGER}, the largest exact count.`,
+    });
+  }
+}
+
 export class IdempotencyConflict extends GatewayError {
   constructor() {
     super({
@@ -304,6 +316,9 @@ export class KeyvLedger implements Ledger {
 }
 
 function addCredits(address: string, record: WalletRecord, amount: number): Balance {
+  // Past 2^53 additions round and the invariant deposited = credits + held + spent breaks;
+  // total_deposited bounds every other total, so capping it caps them all.
+  if (record.total_deposited + amount > Number.MAX_SAFE_INTEGER) throw new LedgerTotalTooLarge(record.total_deposited, amount);
   record.credits += amount;
   record.total_deposited += amount;
   return toBalance(address, record);

@@ -131,6 +131,19 @@ describe('ledger behind a running gateway', () => {
     assert.deepEqual([badAddress.status, badAddress.body.error.code, badAddress.body.error.param], [400, 'invalid_wallet_address', 'address']);
     assert.equal((await gw.ledger.balance(alice)).total_deposited, 0);
   });
+
+  test('a grant that would take total_deposited past MAX_SAFE_INTEGER is 400 and grants nothing', async () => {
+    const rich = '0x' + '5'.repeat(40);
+    await gw.ledger.grant(rich, Number.MAX_SAFE_INTEGER - 10);
+    const refused = await grant(gw, rich, 11, 'overflow-1');
+    assert.deepEqual(errorOf(refused), { status: 400, code: 'ledger_total_too_large', type: 'invalid_request_error' });
+    assert.equal(refused.body.error.param, 'amount');
+    assert.equal((await gw.ledger.balance(rich)).total_deposited, Number.MAX_SAFE_INTEGER - 10);
+    // Up to the limit exactly is still fine.
+    const last = await grant(gw, rich, 10, 'overflow-2');
+    assert.equal(last.status, 200);
+    assert.equal(last.body.total_deposited, Number.MAX_SAFE_INTEGER);
+  });
 });
 
 describe('reservation expiry', () => {
