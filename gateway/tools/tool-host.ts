@@ -147,10 +147,13 @@ export class ToolHost implements ToolRunner {
 
   /** For /health: one entry per configured server; degraded when an enabled one is not up. */
   health(): { fields: { tool_servers: ToolServerHealth[] }; degraded: boolean } {
+    // Tools routed to each server: a name another server owns is listed by this one but never runs here.
+    const routed = new Map<string, number>();
+    for (const entry of this.registry.values()) routed.set(entry.server, (routed.get(entry.server) ?? 0) + 1);
     const servers: ToolServerHealth[] = [...this.supervisors.values()].map((s) => ({
       name: s.name,
       status: s.status,
-      tools: s.status === 'up' ? s.tools.length : 0,
+      tools: s.status === 'up' ? (routed.get(s.name) ?? 0) : 0,
       restarts: s.restarts,
       ...(s.status !== 'up' && s.lastError ? { error: s.lastError } : {}),
     }));
@@ -177,8 +180,11 @@ export class ToolHost implements ToolRunner {
   private rebuild(): void {
     if (this.closed) return;
     if (this.started) {
-      this.registry = buildRegistryLenient(this.serverTools(), [LIST_TOOLS_NAME], (clash) =>
-        this.options.logger.error({ tool: clash.tool, servers: clash.servers }, `${clash.message} The second is not routed.`),
+      this.registry = buildRegistryLenient(
+        this.serverTools(),
+        [LIST_TOOLS_NAME],
+        (clash) => this.options.logger.error({ tool: clash.tool, servers: clash.servers }, `${clash.message} The second is not routed.`),
+        this.registry,
       );
     }
     const available: ToolInfo[] = [listToolsInfo()];

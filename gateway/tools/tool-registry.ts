@@ -48,21 +48,33 @@ export function buildRegistry(servers: ServerTools[], reserved: string[]): Map<s
 }
 
 /**
- * Like buildRegistry, but a clash keeps the earlier owner and is reported instead of thrown: used
- * after start-up, when a restarted or changed server must not take the whole registry down.
+ * Like buildRegistry, but a clash is reported instead of thrown: used after start-up, when a
+ * restarted or changed server must not take the whole registry down. A name stays with the server
+ * that had it in `previous` (even while that server is down), so a running server never loses a
+ * tool because another one restarted with the same name; otherwise the first in config order wins.
+ *
+ * @example
+ *   registry = buildRegistryLenient(servers, ['list_tools'], (clash) => logger.error(clash.message), registry)
  */
 export function buildRegistryLenient(
   servers: ServerTools[],
   reserved: string[],
   onClash: (clash: DuplicateToolError) => void,
+  previous: ReadonlyMap<string, RegisteredTool> = new Map(),
 ): Map<string, RegisteredTool> {
-  const table = new Map<string, RegisteredTool>();
   const owner = new Map<string, string>(reserved.map((name) => [name, 'gateway']));
   for (const { server, prefix, tools } of servers) {
     for (const tool of tools) {
       const publicName = `${prefix}${tool.name}`;
+      if (previous.get(publicName)?.server === server && !owner.has(publicName)) owner.set(publicName, server);
+    }
+  }
+  const table = new Map<string, RegisteredTool>();
+  for (const { server, prefix, tools } of servers) {
+    for (const tool of tools) {
+      const publicName = `${prefix}${tool.name}`;
       const first = owner.get(publicName);
-      if (first !== undefined) {
+      if (first !== undefined && first !== server) {
         onClash(new DuplicateToolError(publicName, first, server));
         continue;
       }
