@@ -113,6 +113,11 @@ export class SiweVerifier {
       if (signature.length === EOA_SIGNATURE_HEX_LENGTH) {
         throw refuse('siwe_invalid_signature', 'The signature does not match the address in the SIWE message.');
       }
+      // Only a signature that could be a smart account's is "unsupported": one wrapped for
+      // ERC-6492, or longer than an EOA's. Shorter ones or half bytes are simply not signatures.
+      if (!couldBeContractSignature(signature)) {
+        throw refuse('siwe_invalid_signature', 'signature must be 65 bytes (an EOA signature) or a smart-account signature.');
+      }
       throw refuse('unsupported_signature', 'Smart-account (EIP-1271/6492) signatures need SIWE_RPC_URL on the gateway.');
     }
     // viem reports a failed eth_call as "invalid signature"; counting HTTP answers tells a
@@ -156,6 +161,14 @@ export class SiweVerifier {
       await this.store.nonces.delete(nonce);
     });
   }
+}
+
+/** ERC-6492 wrapped signatures end with this magic suffix. */
+const ERC6492_SUFFIX = '6492'.repeat(16);
+
+function couldBeContractSignature(signature: Hex): boolean {
+  if (signature.length % 2 !== 0) return false; // an odd number of hex digits is no byte string
+  return signature.toLowerCase().endsWith(ERC6492_SUFFIX) || signature.length > EOA_SIGNATURE_HEX_LENGTH;
 }
 
 async function verifyEoa(address: Hex, message: string, signature: Hex): Promise<boolean> {

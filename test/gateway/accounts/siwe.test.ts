@@ -124,6 +124,24 @@ describe('SIWE with free mode off', () => {
       'signature must be a 0x-prefixed hex string.',
     ],
     [
+      'a short hex signature',
+      async (g) => {
+        const p = await signedProof(g, ALICE);
+        return mint(g, { message: p.message, signature: '0x1234' });
+      },
+      'siwe_invalid_signature',
+      'signature must be 65 bytes (an EOA signature) or a smart-account signature.',
+    ],
+    [
+      'a long signature with half a byte',
+      async (g) => {
+        const p = await signedProof(g, ALICE);
+        return mint(g, { message: p.message, signature: `0x${'ab'.repeat(100)}c` });
+      },
+      'siwe_invalid_signature',
+      'signature must be 65 bytes (an EOA signature) or a smart-account signature.',
+    ],
+    [
       'a smart-account signature without SIWE_RPC_URL',
       async (g) => {
         const p = await signedProof(g, ALICE);
