@@ -197,15 +197,47 @@ test('fxtwitter: parses author, counts, media and the quoted tweet', async () =>
   assert.equal(fixtures.fxtwitter.requests[0].path, `/elonmusk/status/${ID}`);
 });
 
-test('fxtwitter 404 and 401 PRIVATE_TWEET are not_found at once, without asking other providers', async () => {
-  const web = await start();
+test('a fxtwitter 404 (sometimes false) falls through to syndication, which answers', async () => {
   behaviour.fxtwitter = FX_NOT_FOUND;
-  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (not found).` });
+  const web = await start();
+  const outcome = await web.call('read_tweet', { id: ID });
+  assert.equal(outcome.result.provider, 'syndication');
   assert.equal(fixtures.fxtwitter.requests[0].path, `/i/status/${ID}`);
+});
+
+test('not_found only when every provider asked said so; the last one\'s reason is given', async () => {
+  behaviour.fxtwitter = FX_NOT_FOUND;
+  behaviour.syndication = SYND_TOMBSTONE;
+  behaviour.x = X_NOT_FOUND;
+  const web = await start();
+  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (not found).` });
+  assert.deepEqual([fixtures.fxtwitter.requests.length, fixtures.syndication.requests.length, fixtures.x.requests.length], [1, 1, 1]);
   behaviour.fxtwitter = FX_PRIVATE;
-  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (private).` });
-  assert.equal(fixtures.syndication.requests.length, 0);
-  assert.equal(fixtures.x.requests.length, 0);
+  await client?.close();
+  const keyless = await start({ X_BEARER_TOKEN: '' });
+  assert.deepEqual((await keyless.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (deleted or withheld).` });
+});
+
+test('a not-found from one provider and a failure from another is upstream_unavailable, not not_found', async () => {
+  behaviour.fxtwitter = FX_NOT_FOUND;
+  behaviour.syndication = FAIL_500;
+  const web = await start({ X_BEARER_TOKEN: '' });
+  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, {
+    code: 'upstream_unavailable',
+    message: `All providers failed: fxtwitter: Tweet ${ID} is not available (not found).; syndication: HTTP 500; x: skipped (no X_BEARER_TOKEN)`,
+  });
+});
+
+test('url and id together must name the same tweet; then the link is used (it carries the screen name)', async () => {
+  const web = await start();
+  const other = await web.call('read_tweet', { url: `https://x.com/elonmusk/status/${ID}`, id: '20' });
+  assert.deepEqual(other.error, { code: 'invalid_arguments', message: 'id: url and id name different tweets; give one of them', param: 'id' });
+  const notALink = await web.call('read_tweet', { url: 'https://example.com/', id: ID });
+  assert.equal(notALink.error.code, 'invalid_arguments');
+  assert.equal(fixtures.fxtwitter.requests.length, 0);
+  const same = await web.call('read_tweet', { url: `https://x.com/elonmusk/status/${ID}`, id: ID });
+  assert.equal(same.result.provider, 'fxtwitter');
+  assert.equal(fixtures.fxtwitter.requests[0].path, `/elonmusk/status/${ID}`);
 });
 
 test('fxtwitter failing (500) falls back to syndication, which sends the token and parses mediaDetails', async () => {

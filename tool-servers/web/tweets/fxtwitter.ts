@@ -31,7 +31,8 @@ const fxError = z.object({ code: z.number(), message: z.string() });
 
 /**
  * FxTwitter's keyless API: `GET /{screen_name}/status/{id}`. 404 `NOT_FOUND` and
- * 401 `PRIVATE_TWEET` mean the tweet cannot be shown.
+ * 401 `PRIVATE_TWEET` are its "cannot be shown" answers; FxTwitter also answers 404 for some
+ * tweets that exist, so read_tweet still asks the next provider.
  *
  * @example
  *   await createFxTwitter({ baseUrl: 'https://api.fxtwitter.com', http }).read({ id: '20', signal })

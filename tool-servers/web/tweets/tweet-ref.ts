@@ -11,20 +11,21 @@ const BARE_ID = /^\d{1,20}$/;
 
 /**
  * Find the tweet id (and screen name) in a link on x.com, twitter.com, fxtwitter.com or
- * vxtwitter.com, or accept a bare numeric id.
+ * vxtwitter.com, or accept a bare numeric id. Given both, the link wins: it also carries the
+ * screen name (read_tweet's input schema has already refused a pair naming different tweets).
  *
  * @example
  *   parseTweetRef('https://x.com/jack/status/20')   // { id: '20', handle: 'jack' }
  *   parseTweetRef('20')                              // { id: '20' }
  */
 export function parseTweetRef(input: { url?: string; id?: string }): TweetRef {
-  if (input.id !== undefined) {
+  const text = (input.url ?? '').trim();
+  if (text === '') {
+    if (input.id === undefined) throw new ToolError('invalid_arguments', 'Give either url or id.', { param: 'url' });
     const id = input.id.trim();
     if (!BARE_ID.test(id)) throw new ToolError('invalid_arguments', 'id: a tweet id is a number of up to 20 digits', { param: 'id' });
     return { id };
   }
-  const text = (input.url ?? '').trim();
-  if (text === '') throw new ToolError('invalid_arguments', 'Give either url or id.', { param: 'url' });
   if (BARE_ID.test(text)) return { id: text };
   let url: URL;
   try {
