@@ -47,7 +47,7 @@ export async function openAccounts(options: {
     return {
       ledger,
       apiKeys: new ApiKeys(store),
-      siwe: new SiweVerifier(store, {
+      siwe: new SiweVerifier({
         publicUrl: options.publicUrl,
         nonceTtlMs: options.settings.nonceTtlMs,
         rpcUrl: options.settings.siweRpcUrl,

@@ -5,16 +5,14 @@
  * refusal has its own 401 code so a client can tell what to fix.
  *
  * @example
- *   const siwe = new SiweVerifier(store, { publicUrl: 'https://api.example', nonceTtlMs: 600_000 })
- *   const { nonce } = await siwe.issueNonce(wallet)
+ *   const siwe = new SiweVerifier({ publicUrl: 'https://api.example', nonceTtlMs: 600_000 })
+ *   const { nonce } = siwe.issueNonce(wallet)
  *   await siwe.verify(wallet, { message, signature })   // throws Unauthorized('siwe_…') on refusal
  */
 import { createPublicClient, http, isHex, verifyMessage, type Hex } from 'viem';
-import { generateSiweNonce, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
-import { z } from 'zod';
+import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import { GatewayError, Unauthorized } from '../errors.js';
-import type { AccountsStore } from './store.js';
-import { KeyedMutex } from './keyed-mutex.js';
+import { NonceStore } from './nonce-store.js';
 
 /** A proof may be valid for at most this long from now. */
 export const MAX_PROOF_LIFETIME_MS = 15 * 60_000;
@@ -40,29 +38,26 @@ export interface NonceGrant {
   expires_at: string;
 }
 
-const nonceRecordSchema = z.object({ wallet: z.string(), expires_at: z.number() });
-
 const refuse = (code: string, message: string) => new Unauthorized(code, message);
 
 export class SiweVerifier {
   readonly domain: string;
   readonly origin: string;
-  private readonly mutex = new KeyedMutex();
+  private readonly nonces: NonceStore;
 
-  constructor(
-    private readonly store: AccountsStore,
-    private readonly options: SiweOptions,
-  ) {
+  constructor(private readonly options: SiweOptions) {
     const url = new URL(options.publicUrl);
     this.domain = url.host;
     this.origin = url.origin;
+    this.nonces = new NonceStore({ ttlMs: options.nonceTtlMs });
   }
 
-  /** A fresh single-use nonce for `wallet`, valid for nonceTtlMs. */
-  async issueNonce(wallet: string): Promise<NonceGrant> {
-    const nonce = generateSiweNonce();
-    const expiresAt = Date.now() + this.options.nonceTtlMs;
-    await this.store.nonces.set(nonce, { wallet: wallet.toLowerCase(), expires_at: expiresAt }, this.options.nonceTtlMs);
+  /**
+   * A fresh single-use nonce for `wallet`, valid for nonceTtlMs. Kept in memory (see
+   * NonceStore): a wallet has at most a few outstanding, and a restart forgets them.
+   */
+  issueNonce(wallet: string): NonceGrant {
+    const { nonce, expiresAt } = this.nonces.issue(wallet.toLowerCase());
     return { nonce, domain: this.domain, uri: this.origin, expires_at: new Date(expiresAt).toISOString() };
   }
 
@@ -101,7 +96,9 @@ export class SiweVerifier {
       throw refuse('siwe_invalid_message', 'message is not a valid EIP-4361 (SIWE) message.');
     }
     await this.checkSignature(fields.address, proof.message, proof.signature);
-    await this.consumeNonce(fields.nonce, address);
+    if (!this.nonces.consume(fields.nonce, address)) {
+      throw refuse('siwe_nonce_invalid', 'The SIWE nonce is unknown, expired or already used; get a new one from GET /auth/nonce.');
+    }
   }
 
   private async checkSignature(address: Hex, message: string, signature: string): Promise<void> {
@@ -149,17 +146,6 @@ export class SiweVerifier {
       });
     }
     if (!valid) throw refuse('siwe_invalid_signature', 'The signature does not match the address in the SIWE message.');
-  }
-
-  /** Single use: under the nonce's lock, read and delete; the second caller finds nothing. */
-  private consumeNonce(nonce: string, wallet: string): Promise<void> {
-    return this.mutex.run(nonce, async () => {
-      const record = nonceRecordSchema.safeParse(await this.store.nonces.get(nonce));
-      if (!record.success || record.data.wallet !== wallet || record.data.expires_at <= Date.now()) {
-        throw refuse('siwe_nonce_invalid', 'The SIWE nonce is unknown, expired or already used; get a new one from GET /auth/nonce.');
-      }
-      await this.store.nonces.delete(nonce);
-    });
   }
 }
 

@@ -19,8 +19,6 @@ export const STORE_FILE = 'switchyard.sqlite';
 export interface AccountsStore {
   /** API key records by SHA-256 hex, plus `wallet:<address>` indexes. */
   keys: Keyv;
-  /** SIWE nonces (single use, TTL). */
-  nonces: Keyv;
   /** One record per wallet: balance, open reservations, recent outcomes. */
   balances: Keyv;
   /** Idempotency-Key → the first result of an admin grant. */
@@ -30,7 +28,7 @@ export interface AccountsStore {
   close(): Promise<void>;
 }
 
-export type Namespace = 'keys' | 'nonces' | 'balances' | 'idempotency';
+export type Namespace = 'keys' | 'balances' | 'idempotency';
 
 /** Open (creating if needed) the SQLite store under `dataDir`. */
 export async function openStore(dataDir: string): Promise<AccountsStore> {
@@ -40,12 +38,14 @@ export async function openStore(dataDir: string): Promise<AccountsStore> {
   // of the main file. Without it every ledger step waits for a full journal round trip.
   await adapter.query('PRAGMA journal_mode=WAL');
   await adapter.query('PRAGMA synchronous=NORMAL');
+  // SIWE nonces now live in memory (accounts/nonce-store.ts); rows an older version left here
+  // would never expire (Keyv deletes an expired row only when it is read).
+  await adapter.query(`DELETE FROM keyv WHERE key LIKE 'nonces:%'`);
   // Keyv prefixes keys with its own namespace, so one adapter (one connection) serves them all;
   // errors must reach the caller: a ledger that silently reads "nothing" would lose money.
   const open = (namespace: Namespace) => new Keyv({ store: adapter, namespace, throwOnErrors: true });
   const store = {
     keys: open('keys'),
-    nonces: open('nonces'),
     balances: open('balances'),
     idempotency: open('idempotency'),
   };
