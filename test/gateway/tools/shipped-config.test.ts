@@ -15,12 +15,25 @@ function shippedConfig(env: Record<string, string>) {
   return parseConfig(JSON.parse(readFileSync('config/gateway.json', 'utf8')), env);
 }
 
-/** Variables README documents per tool server: table rows `| (<server> server) | \`VAR\` | …`. */
+/** The env suffixes of the shipped chains (`ETHEREUM`, …), which `<CHAIN>` in README stands for. */
+function shippedChainSuffixes(): string[] {
+  const chains = JSON.parse(readFileSync('config/chains.json', 'utf8')) as { chains: Record<string, unknown> };
+  return Object.keys(chains.chains).map((key) => key.toUpperCase().replace(/-/g, '_'));
+}
+
+/**
+ * Variables README documents per tool server: table rows `| (<server> server) | \`VAR\` | …`,
+ * with the second of `` `A` / `B` `` rows and `<CHAIN>` expanded over the shipped chains.
+ */
 function documentedVariables(): Map<string, string[]> {
   const byServer = new Map<string, string[]>();
-  for (const match of readFileSync('README.md', 'utf8').matchAll(/^\|\s*\((\w+) server\)\s*\|\s*`([A-Z][A-Z0-9_]*)`/gm)) {
-    const [, server, variable] = match;
-    byServer.set(server, [...(byServer.get(server) ?? []), variable]);
+  const row = /^\|\s*\((\w+) server\)\s*\|\s*`([A-Z][A-Z0-9_]*(?:<CHAIN>)?)`(?:\s*\/\s*`([A-Z][A-Z0-9_]*(?:<CHAIN>)?)`)?/gm;
+  for (const match of readFileSync('README.md', 'utf8').matchAll(row)) {
+    const [, server, ...named] = match;
+    const variables = named
+      .filter((name): name is string => name !== undefined)
+      .flatMap((name) => (name.endsWith('<CHAIN>') ? shippedChainSuffixes().map((chain) => name.replace('<CHAIN>', chain)) : [name]));
+    byServer.set(server, [...(byServer.get(server) ?? []), ...variables]);
   }
   return byServer;
 }
@@ -41,7 +54,15 @@ test('the shipped config runs each family server from dist with node', () => {
 test('the shipped config passes each server every variable README documents for it, and nothing else of the gateway', () => {
   const documented = documentedVariables();
   for (const server of documented.keys()) assert.ok(FAMILIES.includes(server), `README documents variables for an unknown server "${server}"`);
-  const env: Record<string, string> = { ...runnableEnv(), GATEWAY_ONLY_SECRET: 'never-forwarded', UPSTREAM_API_KEY: 'upstream-secret' };
+  // The row parser itself: per-chain rows expand, and the second of "`A` / `B`" counts.
+  for (const variable of ['RPC_URL_LOCAL', 'TOKENS_BASE', 'MULTICALL3_SEPOLIA', 'ENS_UNIVERSAL_RESOLVER_POLYGON']) assert.ok(documented.get('onchain')?.includes(variable), variable);
+  assert.ok(documented.get('web')?.includes('BRAVE_BASE_URL'));
+  const env: Record<string, string> = {
+    ...runnableEnv(),
+    GATEWAY_ONLY_SECRET: 'never-forwarded',
+    UPSTREAM_API_KEY: 'upstream-secret',
+    LOG_LEVEL: 'trace', // a real level: the gateway's own config checks it too
+  };
   for (const variables of documented.values()) for (const variable of variables) env[variable] = `fixture-${variable}`;
   const config = shippedConfig(env);
   for (const family of FAMILIES) {
@@ -51,6 +72,7 @@ test('the shipped config passes each server every variable README documents for 
     for (const variable of documented.get(family) ?? []) {
       assert.equal(resolved.env[variable], `fixture-${variable}`, `${variable} must reach the ${family} server`);
     }
+    assert.equal(resolved.env.LOG_LEVEL, 'trace', `LOG_LEVEL must reach the ${family} server`);
     assert.equal(resolved.env.GATEWAY_ONLY_SECRET, undefined);
     assert.equal(resolved.env.UPSTREAM_API_KEY, undefined);
     assert.equal(resolved.env.PATH, process.env.PATH);

@@ -42,14 +42,16 @@ describe('chain list', () => {
     assert.throws(() => chains.resolve('solana'), (err: unknown) => err instanceof ToolError && err.code === 'invalid_arguments' && err.param === 'chain');
   });
 
-  test('the shipped gateway config forwards the RPC_URL_* of every chain to the onchain server', () => {
+  test('the shipped gateway config forwards every per-chain variable of every chain to the onchain server', () => {
     const gatewayJson = JSON.parse(readFileSync('config/gateway.json', 'utf8')) as { mcpServers: { onchain: { env: Record<string, string> } } };
     const forwarded = gatewayJson.mcpServers.onchain.env;
     for (const chain of loadChains({}).list) {
-      const name = `RPC_URL_${chain.key.toUpperCase()}`;
-      assert.equal(forwarded[name], `\${${name}}`, name);
+      for (const prefix of ['RPC_URL', 'ENS_UNIVERSAL_RESOLVER', 'MULTICALL3', 'TOKENS']) {
+        const name = `${prefix}_${chain.key.toUpperCase()}`;
+        assert.equal(forwarded[name], `\${${name}}`, name);
+      }
     }
-    for (const name of ['CHAINS_CONFIG', 'RPC_TIMEOUT_MS', 'ONCHAIN_CACHE_MAX_TTL_MS', 'ENS_UNIVERSAL_RESOLVER_LOCAL', 'MULTICALL3_LOCAL']) {
+    for (const name of ['CHAINS_CONFIG', 'RPC_TIMEOUT_MS', 'RPC_DEADLINE_MS', 'RPC_RANK', 'ONCHAIN_CACHE_MAX_TTL_MS', 'LOG_LEVEL']) {
       assert.equal(forwarded[name], `\${${name}}`, name);
     }
   });
