@@ -197,7 +197,8 @@ test('musicbrainz: descriptive User-Agent, artist credits with join phrases, pub
 });
 
 test('musicbrainz: albums are release groups, artists link to the artist page, one request per second', async () => {
-  const web = await start({ MUSIC_PROVIDERS: 'musicbrainz' });
+  // A provider timeout above the 1 s interval, so the second call may queue for its turn.
+  const web = await start({ MUSIC_PROVIDERS: 'musicbrainz', WEB_PROVIDER_TIMEOUT_MS: '2000' });
   const albums = await web.call('find_music', { query: 'in between dreams', type: 'album' });
   assert.deepEqual(albums.result.results, [{ title: 'In Between Dreams', artist: 'Jack Johnson', release_date: '2005-02-28', url: 'https://musicbrainz.org/release-group/rg1' }]);
   const artists = await web.call('find_music', { query: 'jack johnson', type: 'artist' });
@@ -211,7 +212,8 @@ test('musicbrainz: albums are release groups, artists link to the artist page, o
 test('deezer errors sent as 200 with an error object fall through; the listing says what deezer said', async () => {
   behaviour.itunes = (_req, res) => sendText(res, 403, 'Forbidden', 'text/html');
   behaviour.deezer = DEEZER_QUOTA;
-  const web = await start();
+  // Two musicbrainz calls in a row: the provider timeout must allow queueing for the second turn.
+  const web = await start({ WEB_PROVIDER_TIMEOUT_MS: '2000' });
   const outcome = await web.call('find_music', { query: 'better together' });
   assert.equal(outcome.result.provider, 'musicbrainz');
 
@@ -248,4 +250,40 @@ test('createMinInterval spaces calls and lets a cancelled waiter go', async () =
   const waiting = pace(controller.signal);
   controller.abort(new Error('gone'));
   await assert.rejects(waiting, /gone/);
+});
+
+test('createMinInterval: a cancelled waiter gives its turn back to those behind it', async () => {
+  const pace = createMinInterval(200);
+  const started = Date.now();
+  await pace(new AbortController().signal);
+  const quitter = new AbortController();
+  const first = pace(quitter.signal); // turn at ~200 ms
+  const second = pace(new AbortController().signal); // turn at ~400 ms, ~200 ms once the first quits
+  quitter.abort(new Error('gone'));
+  await assert.rejects(first, /gone/);
+  await second;
+  const waited = Date.now() - started;
+  assert.ok(waited >= 190 && waited < 350, `the second waiter got the freed turn after ${waited} ms`);
+});
+
+test('createMinInterval: a turn further away than maxWaitMs is refused at once, and books nothing', async () => {
+  const pace = createMinInterval(200, { maxWaitMs: 300 });
+  await pace(new AbortController().signal);
+  const queued = pace(new AbortController().signal); // 200 ms away: fine
+  const started = Date.now();
+  await assert.rejects(pace(new AbortController().signal), { name: 'ToolError', code: 'upstream_unavailable', message: /^rate limited \(the next free slot is 4\d\d ms away\)$/ });
+  assert.ok(Date.now() - started < 50);
+  await queued;
+  // The refusal did not push the schedule: the next turn is one interval on, not two.
+  const next = Date.now();
+  await pace(new AbortController().signal);
+  assert.ok(Date.now() - next < 260);
+});
+
+test('a burst on musicbrainz is refused as rate limited past the provider timeout and falls through', async () => {
+  const web = await start({ MUSIC_PROVIDERS: 'musicbrainz,itunes' });
+  const [first, second] = await Promise.all([web.call('find_music', { query: 'better together' }), web.call('find_music', { query: 'better together' })]);
+  assert.equal(first.result.provider, 'musicbrainz');
+  assert.equal(second.result.provider, 'itunes');
+  assert.equal(fixtures.musicbrainz.requests.length, 1);
 });

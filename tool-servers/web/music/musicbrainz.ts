@@ -30,13 +30,15 @@ export const MUSICBRAINZ_INTERVAL_MS = 1000;
 
 /**
  * MusicBrainz search `GET /ws/2/{recording|release-group|artist}/?query=&fmt=json&limit=` with a
- * descriptive User-Agent, paced to one request per second by an in-process limiter.
+ * descriptive User-Agent, paced to one request per second by an in-process limiter. A caller is
+ * queued no longer than the provider timeout; past that it is refused as rate limited, so the
+ * fallback chain moves on instead of waiting.
  *
  * @example
  *   createMusicBrainz({ baseUrl: 'https://musicbrainz.org', userAgent: 'MyApp/1.0 ( ops@example.com )', http })
  */
 export function createMusicBrainz(options: { baseUrl: string; userAgent: string; http: ProviderHttp; intervalMs?: number }): MusicBackend {
-  const pace = createMinInterval(options.intervalMs ?? MUSICBRAINZ_INTERVAL_MS);
+  const pace = createMinInterval(options.intervalMs ?? MUSICBRAINZ_INTERVAL_MS, { maxWaitMs: options.http.timeoutMs });
   return {
     name: 'musicbrainz',
     available: true,
