@@ -8,6 +8,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CappedLineSplitter } from './capped-lines.js';
+
+/**
+ * Largest JSON-RPC message a child may send (what came since its last newline); tool outputs are
+ * far smaller, so past this the child misbehaves and is killed.
+ */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** Longest stderr line passed on (longer ones are cut). */
+const MAX_STDERR_LINE_CHARS = 8192;
 
 export interface ChildProcessTransportOptions {
   command: string;
@@ -15,7 +24,7 @@ export interface ChildProcessTransportOptions {
   /** The child's whole environment (nothing else is inherited). */
   env: Record<string, string>;
   cwd?: string;
-  /** Each stderr line of the child (tool servers log JSON there). */
+  /** Each stderr line of the child (tool servers log JSON there), cut at MAX_STDERR_LINE_CHARS. */
   onStderrLine?: (line: string) => void;
   /** How long `close()` waits after ending stdin, then after SIGTERM, before escalating. */
   closeGraceMs?: number;
@@ -41,14 +50,17 @@ export class ChildProcessTransport implements Transport {
 
   /** How the child ended, once it has. */
   exit?: ChildExit;
+  /** Why we killed the child, when it broke the protocol's bounds. */
+  fault?: string;
 
   private child?: ChildProcess;
-  private readonly readBuffer = new ReadBuffer();
+  private readonly readBuffer: ReadBuffer;
   private readonly options: ChildProcessTransportOptions;
   private exited?: Promise<void>;
 
   constructor(options: ChildProcessTransportOptions) {
     this.options = options;
+    this.readBuffer = new ReadBuffer({ maxBufferSize: MAX_MESSAGE_BYTES });
   }
 
   /** The child's pid while it runs (and after, for checks by pid). */
@@ -90,19 +102,26 @@ export class ChildProcessTransport implements Transport {
         this.onclose?.();
       });
       child.stdin?.on('error', (error) => this.onerror?.(error));
-      child.stdout?.on('data', (chunk: Buffer) => {
-        this.readBuffer.append(chunk);
-        this.drain();
-      });
+      child.stdout?.on('data', (chunk: Buffer) => this.receive(chunk));
       child.stdout?.on('error', (error) => this.onerror?.(error));
-      let partial = '';
+      const stderrLines = new CappedLineSplitter(MAX_STDERR_LINE_CHARS, (line) => this.options.onStderrLine?.(line));
       child.stderr?.setEncoding('utf8');
-      child.stderr?.on('data', (text: string) => {
-        const lines = (partial + text).split('\n');
-        partial = lines.pop() ?? '';
-        for (const line of lines) if (line.trim()) this.options.onStderrLine?.(line);
-      });
+      child.stderr?.on('data', (text: string) => stderrLines.push(text));
     });
+  }
+
+  /** Buffer stdout up to the message cap; a child that goes past it is killed and so marked down. */
+  private receive(chunk: Buffer): void {
+    if (this.fault) return;
+    try {
+      // Throws once the message still being read (what came since the last newline) passes the cap.
+      this.readBuffer.append(chunk);
+    } catch {
+      this.fault = `sent a message over ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB`;
+      this.child?.kill('SIGKILL');
+      return;
+    }
+    this.drain();
   }
 
   private drain(): void {

@@ -172,7 +172,7 @@ export class ServerSupervisor {
       env: resolved.env,
       cwd: resolved.cwd,
       closeGraceMs: this.deps.closeGraceMs,
-      onStderrLine: (line) => logger.debug({ server, stderr: line.slice(0, 2000) }, 'tool server stderr'),
+      onStderrLine: (line) => logger.debug({ server, stderr: line }, 'tool server stderr'),
     });
   }
 
@@ -214,6 +214,7 @@ export class ServerSupervisor {
 
   private exitReason(transport: Transport): string | undefined {
     if (!(transport instanceof ChildProcessTransport) || !transport.exit) return undefined;
+    if (transport.fault) return `killed: it ${transport.fault}`;
     const { code, signal } = transport.exit;
     return signal ? `killed by ${signal}` : `exited with code ${code}`;
   }

@@ -1,9 +1,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GatewayError } from '../../../gateway/errors.js';
+import { TRUNCATED_MARK } from '../../../gateway/tools/capped-lines.js';
 import { createToolHost } from '../../../gateway/tools/tool-host.js';
 import { startHttpMcpFixture } from '../../fixtures/mcp/http-server.js';
-import { capturingLogger, waitFor } from './fixture-servers.js';
+import { capturingLogger, fixtureServer, isAlive, runnableEnv, waitFor } from './fixture-servers.js';
 
 /** Run `call` and return the GatewayError it must throw. */
 async function failure(call: Promise<unknown>): Promise<GatewayError> {
@@ -43,6 +44,37 @@ describe('server supervision', () => {
     } finally {
       await host.close();
       await http.close();
+    }
+  });
+
+  test('a child that writes past the message cap without a newline is killed and marked down, then restarted', async () => {
+    const { logger } = capturingLogger();
+    const host = createToolHost({ servers: { floods: fixtureServer('floods') }, env: runnableEnv(), logger, policy: { initialDelayMs: 200 } });
+    try {
+      await host.start();
+      const pid = host.server('floods')!.pid!;
+      const err = await failure(host.callTool('flood_stdout', {}));
+      assert.deepEqual([err.status, err.code], [503, 'tool_unavailable']);
+      assert.ok(!isAlive(pid));
+      assert.equal(host.server('floods')!.lastError, 'killed: it sent a message over 16 MiB');
+      await waitFor('the server to be back', () => host.server('floods')!.status === 'up');
+      assert.notEqual(host.server('floods')!.pid, pid);
+    } finally {
+      await host.close();
+    }
+  });
+
+  test('a stderr line with no newline is cut at 8 KB, not buffered whole', async () => {
+    const { logger, lines } = capturingLogger();
+    const host = createToolHost({ servers: { floods: fixtureServer('floods') }, env: runnableEnv(), logger });
+    try {
+      await host.start();
+      assert.deepEqual(await host.callTool('flood_stderr', {}), {});
+      await waitFor('the line after', () => lines.some((l) => l.stderr === 'after'));
+      const stderr = lines.filter((l) => l.msg === 'tool server stderr').map((l) => l.stderr as string);
+      assert.deepEqual(stderr, ['y'.repeat(8192) + TRUNCATED_MARK, 'after']);
+    } finally {
+      await host.close();
     }
   });
 });
