@@ -72,7 +72,7 @@ export const configSchema = z
         port: z.number().int().min(0).max(65535).default(8080),
         host: z.string().min(1).default('127.0.0.1'),
         /** Public origin clients use; default `http://HOST:PORT`. SIWE's domain and uri come from it. */
-        publicUrl: z.url().optional(),
+        publicUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
         bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
         /** How long in-flight requests may run after SIGTERM before they are aborted. */
         shutdownGraceMs: z.number().int().nonnegative().default(10_000),
@@ -222,8 +222,30 @@ export function parseConfig(json: unknown, env: Env): Config {
       aliases.add(name);
     }
   }
+  checkReservationOutlivesWork(config);
   const publicUrl = config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${config.server.port}`;
   return { ...config, server: { ...config.server, publicUrl: publicUrl.replace(/\/+$/, '') } };
+}
+
+/**
+ * A reservation released by its TTL while its work still runs lets that work finish for free
+ * (settle finds nothing to charge), so the TTL must outlast the longest work: a whole chat, one
+ * upstream call, one tool call.
+ */
+function checkReservationOutlivesWork(config: z.infer<typeof configSchema>): void {
+  const ttl = config.accounts.reservationTtlMs;
+  const bounds: Array<[string, number]> = [
+    ['chat.deadlineMs', config.chat.deadlineMs],
+    ...config.models.map((m, i): [string, number] => [`models.${i}.upstream.timeoutMs`, m.upstream.timeoutMs]),
+    ...Object.entries(config.mcpServers).map(([name, s]): [string, number] => [`mcpServers.${name}.timeoutMs`, s.timeoutMs]),
+  ];
+  for (const [field, value] of bounds) {
+    if (value >= ttl) {
+      throw new ConfigError(
+        `config: accounts.reservationTtlMs (${ttl}) must exceed ${field} (${value}): a reservation released before its work ends lets that work run free`,
+      );
+    }
+  }
 }
 
 function hostForUrl(host: string): string {

@@ -84,6 +84,14 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info({ url }, 'gateway listening');
+  const publicHost = new URL(config.server.publicUrl).hostname;
+  if (publicHost === '0.0.0.0' || publicHost === '[::]') {
+    // Clients sign SIWE messages for this domain: no client reaches the gateway by that name.
+    logger.warn(
+      { publicUrl: config.server.publicUrl },
+      `SIWE domain will be ${new URL(config.server.publicUrl).host}: set PUBLIC_URL to the address clients use`,
+    );
+  }
 
   return {
     config,

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, parseConfig } from '../../gateway/config.js';
+import { startTestGateway } from '../helpers/gateway.js';
 
 function fileJson(): Record<string, unknown> {
   return {
@@ -115,6 +116,8 @@ test('bad values throw a ConfigError naming the field', () => {
     [[], {}, 'config: the file must hold a JSON object'],
     [{ ...fileJson(), server: 'x' }, { PORT: '1' }, 'config: "server" must be an object'],
     [{ ...fileJson(), limits: { perIp: { points: 0, durationSec: 60 } } }, {}, 'config: limits.perIp.points: Too small: expected number to be >0'],
+    [fileJson(), { PUBLIC_URL: 'ftp://gw.example' }, 'config: server.publicUrl: must be an http:// or https:// URL'],
+    [fileJson(), { PUBLIC_URL: 'javascript:alert(1)' }, 'config: server.publicUrl: must be an http:// or https:// URL'],
   ];
   for (const [json, env, message] of cases) {
     assert.throws(
@@ -129,4 +132,36 @@ test('a model id or alias declared twice is refused', () => {
   const json = fileJson();
   (json.models as Array<Record<string, unknown>>)[1].alias = 'conductor';
   assert.throws(() => parseConfig(json, {}), { name: 'ConfigError', message: 'config: models: "conductor" is declared twice' });
+});
+
+test('accounts.reservationTtlMs must outlast the chat deadline, every upstream call and every tool call', () => {
+  const refused = (json: Record<string, unknown>, env: Record<string, string>, field: string, value: number, ttl = 360_000) =>
+    assert.throws(() => parseConfig(json, env), {
+      name: 'ConfigError',
+      message: `config: accounts.reservationTtlMs (${ttl}) must exceed ${field} (${value}): a reservation released before its work ends lets that work run free`,
+    });
+  refused(fileJson(), { CHAT_DEADLINE_MS: '360000' }, 'chat.deadlineMs', 360_000);
+  refused({ ...fileJson(), accounts: { reservationTtlMs: 250_000 } }, {}, 'chat.deadlineMs', 300_000, 250_000);
+  const slowModel = fileJson();
+  (slowModel.models as Array<{ upstream: Record<string, unknown> }>)[1].upstream.timeoutMs = 400_000;
+  refused(slowModel, {}, 'models.1.upstream.timeoutMs', 400_000);
+  refused({ ...fileJson(), mcpServers: { web: { command: 'node', timeoutMs: 500_000 } } }, {}, 'mcpServers.web.timeoutMs', 500_000);
+  // The defaults fit: 360 s > 300 s > 120 s > 30 s.
+  assert.equal(parseConfig(fileJson(), {}).accounts.reservationTtlMs, 360_000);
+});
+
+test('a PUBLIC_URL on a wildcard address (HOST=0.0.0.0 without PUBLIC_URL) is warned about at start', async () => {
+  const gw = await startTestGateway({ env: { PUBLIC_URL: 'http://0.0.0.0:8080' } });
+  try {
+    const warning = gw.logs.find((l) => l.level === 40 && typeof l.msg === 'string' && l.msg.startsWith('SIWE domain'));
+    assert.equal(warning?.msg, 'SIWE domain will be 0.0.0.0:8080: set PUBLIC_URL to the address clients use');
+  } finally {
+    await gw.stop();
+  }
+  const quiet = await startTestGateway();
+  try {
+    assert.ok(!quiet.logs.some((l) => typeof l.msg === 'string' && l.msg.startsWith('SIWE domain')));
+  } finally {
+    await quiet.stop();
+  }
 });

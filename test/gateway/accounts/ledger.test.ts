@@ -149,7 +149,14 @@ describe('ledger behind a running gateway', () => {
 describe('reservation expiry', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startAccountsGateway({ accounts: { reservationTtlMs: 300 } });
+    gw = await startAccountsGateway({
+      accounts: { reservationTtlMs: 300 },
+      // The TTL must outlast every piece of work (config refuses otherwise).
+      config: (json) => {
+        json.chat = { deadlineMs: 200 };
+        for (const model of json.models as Array<{ upstream: Record<string, unknown> }>) model.upstream.timeoutMs = 200;
+      },
+    });
   });
   after(() => gw.stop());
 

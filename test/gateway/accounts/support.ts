@@ -15,7 +15,15 @@ export const ALICE: PrivateKeyAccount = privateKeyToAccount('0xac0974bec39a17e36
 export const BOB: PrivateKeyAccount = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945bc28fdc8b4ffba55e6575c65a3fb3f41eb1');
 
 export function startAccountsGateway(
-  options: { freeMode?: boolean; dataDir?: string; accounts?: Record<string, unknown>; adminToken?: string | null; env?: Record<string, string> } = {},
+  options: {
+    freeMode?: boolean;
+    dataDir?: string;
+    accounts?: Record<string, unknown>;
+    adminToken?: string | null;
+    env?: Record<string, string>;
+    /** Last changes to the config file (e.g. deadlines under a short reservation TTL). */
+    config?: (json: Record<string, unknown>) => void;
+  } = {},
 ): Promise<TestGateway> {
   return startTestGateway({
     dataDir: options.dataDir,
@@ -25,6 +33,7 @@ export function startAccountsGateway(
       if (options.adminToken !== null) json.adminToken = options.adminToken ?? ADMIN_TOKEN;
       (json.server as Record<string, unknown>).publicUrl = PUBLIC_URL;
       if (options.accounts) json.accounts = options.accounts;
+      options.config?.(json);
     },
   });
 }
