@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import { charsetOf, decodeText } from './text-decoding.js';
 
 /**
  * Outbound HTTP for tool servers: undici `request` (far cheaper per call than global fetch),
@@ -21,8 +22,10 @@ export interface HttpRequestOptions {
 export interface HttpResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  /** Response body as text (UTF-8). */
+  /** Response body as text, in the charset the content-type names (UTF-8 when none, or one unknown). */
   text: string;
+  /** The body as received, for callers that find the charset elsewhere (an HTML `<meta charset>`). */
+  bytes: Buffer;
 }
 
 export type HttpFailureKind = 'timeout' | 'too_large' | 'network' | 'aborted';
@@ -70,7 +73,10 @@ export async function httpRequest(url: string | URL, options: HttpRequestOptions
       }
       chunks.push(chunk as Buffer);
     }
-    return { status: response.statusCode, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') };
+    const bytes = Buffer.concat(chunks);
+    const contentType = response.headers['content-type'];
+    const text = decodeText(bytes, charsetOf(Array.isArray(contentType) ? contentType[0] : contentType));
+    return { status: response.statusCode, headers: response.headers, text, bytes };
   } catch (err) {
     if (err instanceof HttpFailure) throw err;
     if (timeout.aborted) throw new HttpFailure('timeout', `timed out after ${timeoutMs} ms`, err);

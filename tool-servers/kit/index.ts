@@ -7,3 +7,4 @@ export { createStderrLogger, type Logger } from './logger.js';
 export { httpRequest, httpJson, HttpFailure, HttpStatusError, type HttpRequestOptions, type HttpResponse } from './http-client.js';
 export { firstAvailable, describeFailure, type Provider, type FallbackResult } from './provider-fallback.js';
 export { untilAborted } from './until-aborted.js';
+export { charsetOf, decodeText } from './text-decoding.js';

@@ -16,6 +16,9 @@ before(async () => {
       seen.push({ method: req.method, headers: req.headers, body });
       if (req.url === '/json') res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
       else if (req.url === '/not-json') res.writeHead(200).end('<html>');
+      else if (req.url === '/latin1') res.writeHead(200, { 'content-type': 'text/plain; charset="ISO-8859-1"' }).end(Buffer.from('Café crème', 'latin1'));
+      else if (req.url === '/sjis') res.writeHead(200, { 'content-type': 'text/plain; charset=Shift_JIS' }).end(Buffer.from([0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]));
+      else if (req.url === '/unknown-charset') res.writeHead(200, { 'content-type': 'text/plain; charset=x-no-such' }).end('naïve');
       else if (req.url === '/big') res.writeHead(200).end('x'.repeat(10_000));
       else if (req.url === '/status') res.writeHead(429).end('slow down');
       else if (req.url === '/hang') setTimeout(() => res.end('late'), 5000).unref();
@@ -76,4 +79,12 @@ test('a refused connection is a network failure without the URL in the message',
     assert.doesNotMatch(err.message, /secret-key/);
     return true;
   });
+});
+
+test('the body is decoded in the charset the content-type names; an unknown one is read as UTF-8', async () => {
+  assert.equal((await httpRequest(`${base}/latin1`)).text, 'Café crème');
+  assert.equal((await httpRequest(`${base}/sjis`)).text, '日本語');
+  const unknown = await httpRequest(`${base}/unknown-charset`);
+  assert.equal(unknown.text, 'naïve');
+  assert.deepEqual(unknown.bytes, Buffer.from('naïve', 'utf8'));
 });

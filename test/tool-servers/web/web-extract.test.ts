@@ -6,6 +6,9 @@ import { connectWebServer, countingConnect, countingLookup, type WebClient } fro
 
 const article = (name: string) => readFileSync(new URL(`../../fixtures/web/articles/${name}`, import.meta.url), 'utf8');
 
+// Bytes, not text: the page is ISO-8859-1 and names it in a <meta> tag.
+const latin1Page = readFileSync(new URL('../../fixtures/web/articles/latin1-article.html', import.meta.url));
+
 let site: Fixture; // allowed by WEB_EXTRACT_ALLOW
 let forbidden: Fixture; // a loopback listener on a port NOT in the allowlist
 let web: WebClient | undefined;
@@ -18,6 +21,8 @@ before(async () => {
       '/blog': () => sendText(res, 200, article('blog-post.html')),
       '/recipe': () => sendText(res, 200, article('recipe-page.html')),
       '/short': () => sendText(res, 200, '<html><head><title>Tiny</title></head><body><nav>Menu</nav><p>Just one line.</p></body></html>'),
+      '/latin1': () => res.writeHead(200, { 'content-type': 'text/html; charset=ISO-8859-1' }).end(latin1Page),
+      '/latin1-meta': () => res.writeHead(200, { 'content-type': 'text/html' }).end(latin1Page),
       '/plain': () => sendText(res, 200, 'line one\nline two\n', 'text/plain; charset=utf-8'),
       '/data.json': () => sendJson(res, 200, { ok: true, items: [1, 2] }),
       '/image.png': () => sendText(res, 200, 'PNG', 'image/png'),
@@ -134,6 +139,17 @@ test('when the first checked address cannot be reached the next one is tried (an
     { hostname: '2001:db8::1', port: String(site.port) },
     { hostname: '127.0.0.1', port: String(site.port) },
   ]);
+});
+
+test('a Latin-1 page is decoded by the charset its header names, or failing that its <meta> tag', async () => {
+  const client = await start();
+  for (const path of ['/latin1', '/latin1-meta']) {
+    const outcome = await client.call('web_extract', { url: `http://127.0.0.1:${site.port}${path}` });
+    assert.equal(outcome.ok, true, JSON.stringify(outcome.error));
+    assert.equal(outcome.result.title, 'La crème brûlée du café', path);
+    assert.match(String(outcome.result.content), /Préparée chaque matin au café de la gare/, path);
+    assert.doesNotMatch(String(outcome.result.content), /\uFFFD/, path);
+  }
 });
 
 test('unknown host names are not_found without a connection', async () => {

@@ -1,6 +1,7 @@
 import { Agent, buildConnector } from 'undici';
 import { httpRequest, HttpFailure, ToolError } from '../../kit/index.js';
 import { checkUrl, systemLookup, type CheckedTarget, type LookupFn } from './ssrf-guard.js';
+import { pageText } from './page-text.js';
 
 /** undici's socket opener, injectable so tests can count connections. */
 export type ConnectFn = buildConnector.connector;
@@ -72,7 +73,8 @@ export async function guardedFetch(url: URL, options: GuardedFetchOptions): Prom
       }
       continue;
     }
-    return { finalUrl: current.href, status: response.status, contentType: header(response.headers['content-type']) ?? '', text: response.text };
+    const contentType = header(response.headers['content-type']) ?? '';
+    return { finalUrl: current.href, status: response.status, contentType, text: pageText(response, contentType) };
   }
 }
 
