@@ -32,6 +32,7 @@ export function createUtilityServer(options: UtilityServerOptions): Server {
   const prices = createPriceLookup({
     sources: settings.priceProviders.map((name) => createPriceSource(name, settings)),
     cacheTtlMs: settings.priceCacheTtlMs,
+    deadlineMs: settings.priceDeadlineMs,
     now,
   });
   return createServer({
@@ -56,6 +57,6 @@ function createPriceSource(name: PriceProviderName, settings: UtilitySettings): 
     case 'binance':
       return createBinanceSource({ baseUrl: settings.binanceBaseUrl, timeoutMs });
     case 'coincap':
-      return createCoinCapSource({ baseUrl: settings.coincapBaseUrl, timeoutMs });
+      return createCoinCapSource({ baseUrl: settings.coincapBaseUrl, apiKey: settings.coincapApiKey, timeoutMs: settings.coincapTimeoutMs });
   }
 }

@@ -11,12 +11,19 @@ export interface UtilitySettings {
   coingeckoApiKey?: string;
   defillamaBaseUrl: string;
   binanceBaseUrl: string;
+  /** Host only; the source appends `/v2` (keyless) or `/v3` (with a key). */
   coincapBaseUrl: string;
+  /** Sent as a Bearer token; selects CoinCap's v3 API, which needs one. */
+  coincapApiKey?: string;
+  /** Per CoinCap request: short without a key, since the keyless v2 API may be gone (see below). */
+  coincapTimeoutMs: number;
   openMeteoBaseUrl: string;
   openMeteoGeocodingBaseUrl: string;
   priceProviders: PriceProviderName[];
   /** Per outbound request. */
   timeoutMs: number;
+  /** For get_crypto_price's whole chain of price providers. */
+  priceDeadlineMs: number;
   /** How long a price answer is reused; capped at 30 s so prices stay live. */
   priceCacheTtlMs: number;
 }
@@ -26,21 +33,29 @@ export const DEFAULT_BASE_URLS = {
   defillama: 'https://coins.llama.fi',
   binance: 'https://data-api.binance.vision',
   coincap: 'https://api.coincap.io',
+  coincapV3: 'https://rest.coincap.io',
   openMeteo: 'https://api.open-meteo.com',
   openMeteoGeocoding: 'https://geocoding-api.open-meteo.com',
 } as const;
 
 const MAX_PRICE_CACHE_TTL_MS = 30_000;
 
-const baseUrl = (name: string, fallback: string) =>
+// CoinCap's keyless v2 API has given way to v3, which needs a key, and may be gone. A full timeout
+// spent waiting on it would only delay the failure listing, so keyless CoinCap gets at most this.
+const KEYLESS_COINCAP_TIMEOUT_MS = 2_000;
+
+// An empty value counts as unset.
+const optionalBaseUrl = (name: string) =>
   z
     .string()
     .trim()
     .optional()
-    .transform((value) => (value ? value : fallback))
-    .pipe(z.url({ protocol: /^https?$/, error: `${name} must be an http(s) URL` }))
+    .transform((value) => value || undefined)
+    .pipe(z.url({ protocol: /^https?$/, error: `${name} must be an http(s) URL` }).optional())
     // Paths are appended to the base, so a trailing slash would double up.
-    .transform((value) => value.replace(/\/+$/, ''));
+    .transform((value) => value?.replace(/\/+$/, ''));
+
+const baseUrl = (name: string, fallback: string) => optionalBaseUrl(name).transform((value) => value ?? fallback);
 
 const wholeNumber = (name: string, fallback: number, min: number, max: number) =>
   z
@@ -62,7 +77,9 @@ const envSchema = z.object({
   COINGECKO_API_KEY: z.string().trim().optional().transform((value) => value || undefined),
   DEFILLAMA_BASE_URL: baseUrl('DEFILLAMA_BASE_URL', DEFAULT_BASE_URLS.defillama),
   BINANCE_BASE_URL: baseUrl('BINANCE_BASE_URL', DEFAULT_BASE_URLS.binance),
-  COINCAP_BASE_URL: baseUrl('COINCAP_BASE_URL', DEFAULT_BASE_URLS.coincap),
+  // Its default depends on COINCAP_API_KEY, so it is resolved after parsing.
+  COINCAP_BASE_URL: optionalBaseUrl('COINCAP_BASE_URL'),
+  COINCAP_API_KEY: z.string().trim().optional().transform((value) => value || undefined),
   OPEN_METEO_BASE_URL: baseUrl('OPEN_METEO_BASE_URL', DEFAULT_BASE_URLS.openMeteo),
   OPEN_METEO_GEOCODING_BASE_URL: baseUrl('OPEN_METEO_GEOCODING_BASE_URL', DEFAULT_BASE_URLS.openMeteoGeocoding),
   PRICE_PROVIDERS: z
@@ -80,6 +97,8 @@ const envSchema = z.object({
     }),
   // Four providers in a row must still finish inside the gateway's per-call tool timeout.
   UTILITY_TIMEOUT_MS: wholeNumber('UTILITY_TIMEOUT_MS', 5_000, 50, 60_000),
+  // The gateway gives a tool call 30 s: the chain must end (and list what each provider said) before.
+  PRICE_FALLBACK_DEADLINE_MS: wholeNumber('PRICE_FALLBACK_DEADLINE_MS', 20_000, 50, 120_000),
   PRICE_CACHE_TTL_MS: wholeNumber('PRICE_CACHE_TTL_MS', MAX_PRICE_CACHE_TTL_MS, 0, MAX_PRICE_CACHE_TTL_MS),
 });
 
@@ -103,11 +122,14 @@ export function readUtilitySettings(env: Record<string, string | undefined>): Ut
     coingeckoApiKey: e.COINGECKO_API_KEY,
     defillamaBaseUrl: e.DEFILLAMA_BASE_URL,
     binanceBaseUrl: e.BINANCE_BASE_URL,
-    coincapBaseUrl: e.COINCAP_BASE_URL,
+    coincapBaseUrl: e.COINCAP_BASE_URL ?? (e.COINCAP_API_KEY ? DEFAULT_BASE_URLS.coincapV3 : DEFAULT_BASE_URLS.coincap),
+    coincapApiKey: e.COINCAP_API_KEY,
+    coincapTimeoutMs: e.COINCAP_API_KEY ? e.UTILITY_TIMEOUT_MS : Math.min(e.UTILITY_TIMEOUT_MS, KEYLESS_COINCAP_TIMEOUT_MS),
     openMeteoBaseUrl: e.OPEN_METEO_BASE_URL,
     openMeteoGeocodingBaseUrl: e.OPEN_METEO_GEOCODING_BASE_URL,
     priceProviders: e.PRICE_PROVIDERS,
     timeoutMs: e.UTILITY_TIMEOUT_MS,
+    priceDeadlineMs: e.PRICE_FALLBACK_DEADLINE_MS,
     priceCacheTtlMs: e.PRICE_CACHE_TTL_MS,
   };
 }

@@ -1,8 +1,9 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startPriceFixtures, USDC_ETHEREUM, USDC_ETHEREUM_CHECKSUMMED, type PriceFixtures } from '../../fixtures/utility/price-fixtures.js';
+import { COINCAP_TEST_KEY, startPriceFixtures, USDC_ETHEREUM, USDC_ETHEREUM_CHECKSUMMED, type PriceFixtures } from '../../fixtures/utility/price-fixtures.js';
 import { connectUtility, type UtilityClient } from '../../fixtures/utility/connect-utility.js';
 import { createUtilityServer } from '../../../tool-servers/utility/server.js';
+import { readUtilitySettings } from '../../../tool-servers/utility/settings.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -141,6 +142,26 @@ describe('get_crypto_price', () => {
         as_of: iso(1711356300123),
       });
       assert.equal(fixtures.coincap.requests[0].path, '/v2/assets/bitcoin');
+      assert.equal(fixtures.coincap.requests[0].headers.authorization, undefined);
+    });
+
+    test('CoinCap v3 with COINCAP_API_KEY: same shape, /v3 paths, the key as a Bearer token', async () => {
+      const utility = await connect({ PRICE_PROVIDERS: 'coincap', COINCAP_API_KEY: COINCAP_TEST_KEY });
+      const byId = await utility.call('get_crypto_price', { symbol: 'ETH' });
+      assert.equal(byId.result?.provider, 'CoinCap');
+      assert.equal(byId.result?.price, 3456.7712345678901);
+      const bySearch = await utility.call('get_crypto_price', { symbol: 'PEPE' });
+      assert.equal(bySearch.result?.price, 0.000007123456789);
+      assert.deepEqual(
+        fixtures.coincap.requests.map((r) => [r.path, r.headers.authorization]),
+        [['/v3/assets/ethereum', `Bearer ${COINCAP_TEST_KEY}`], ['/v3/assets', `Bearer ${COINCAP_TEST_KEY}`]],
+      );
+    });
+
+    test('a rejected CoinCap key is a provider failure like any other', async () => {
+      const utility = await connect({ PRICE_PROVIDERS: 'coincap', COINCAP_API_KEY: 'wrong-key' });
+      const { error } = await utility.call('get_crypto_price', { symbol: 'ETH' });
+      assert.deepEqual(error, { code: 'upstream_unavailable', message: 'All providers failed: CoinCap: HTTP 401' });
     });
   });
 
@@ -288,6 +309,31 @@ describe('get_crypto_price', () => {
       });
     });
 
+    test('keyless CoinCap (v2, may be retired) waits at most 2 s whatever UTILITY_TIMEOUT_MS says', async () => {
+      const utility = await connect({ PRICE_PROVIDERS: 'coincap', UTILITY_TIMEOUT_MS: '10000' });
+      fixtures.coincap.mode = 'hang';
+      const started = Date.now();
+      const { error } = await utility.call('get_crypto_price', { symbol: 'BTC' });
+      assert.deepEqual(error, { code: 'upstream_unavailable', message: 'All providers failed: CoinCap: timed out after 2000 ms' });
+      assert.ok(Date.now() - started < 4000);
+    });
+
+    test('the whole chain has one deadline: past it the provider asked is stopped and the rest not asked', async () => {
+      const utility = await connect({ UTILITY_TIMEOUT_MS: '300', PRICE_FALLBACK_DEADLINE_MS: '450' });
+      for (const fixture of [fixtures.coingecko, fixtures.defillama, fixtures.binance, fixtures.coincap]) fixture.mode = 'hang';
+      const started = Date.now();
+      const { error } = await utility.call('get_crypto_price', { symbol: 'BTC' });
+      const elapsed = Date.now() - started;
+      assert.deepEqual(error, {
+        code: 'upstream_unavailable',
+        message:
+          'All providers failed: CoinGecko: timed out after 300 ms; DefiLlama: stopped at the 450 ms deadline; Binance: not asked (the 450 ms deadline had passed); CoinCap: not asked (the 450 ms deadline had passed)',
+      });
+      // Four providers in a row would take 4 × 300 ms.
+      assert.ok(elapsed < 1000, `took ${elapsed} ms`);
+      assert.equal(fixtures.binance.count() + fixtures.coincap.count(), 0);
+    });
+
     test('PRICE_PROVIDERS sets the order', async () => {
       const utility = await connect({ PRICE_PROVIDERS: 'coincap, binance' });
       const { result } = await utility.call('get_crypto_price', { symbol: 'BTC' });
@@ -364,6 +410,8 @@ describe('get_crypto_price', () => {
       [{ OPEN_METEO_BASE_URL: 'not a url' }, 'utility: OPEN_METEO_BASE_URL must be an http(s) URL'],
       [{ PRICE_CACHE_TTL_MS: '60000' }, 'utility: PRICE_CACHE_TTL_MS must be a whole number from 0 to 30000, got "60000"'],
       [{ UTILITY_TIMEOUT_MS: 'soon' }, 'utility: UTILITY_TIMEOUT_MS must be a whole number from 50 to 60000, got "soon"'],
+      [{ PRICE_FALLBACK_DEADLINE_MS: '0' }, 'utility: PRICE_FALLBACK_DEADLINE_MS must be a whole number from 50 to 120000, got "0"'],
+      [{ COINCAP_BASE_URL: 'api.coincap.io' }, 'utility: COINCAP_BASE_URL must be an http(s) URL'],
     ];
     for (const [env, message] of cases) {
       test(`refuses to start: ${message}`, () => {
@@ -373,6 +421,18 @@ describe('get_crypto_price', () => {
 
     test('defaults need no environment at all', () => {
       assert.doesNotThrow(() => createUtilityServer({ env: {} }));
+    });
+
+    test('CoinCap: keyless is v2 on api.coincap.io, last, with a short timeout; a key selects v3 on rest.coincap.io', () => {
+      const keyless = readUtilitySettings({});
+      assert.deepEqual(
+        [keyless.coincapBaseUrl, keyless.coincapApiKey, keyless.coincapTimeoutMs, keyless.priceProviders.at(-1), keyless.priceDeadlineMs],
+        ['https://api.coincap.io', undefined, 2000, 'coincap', 20000],
+      );
+      assert.equal(readUtilitySettings({ UTILITY_TIMEOUT_MS: '800' }).coincapTimeoutMs, 800);
+      const keyed = readUtilitySettings({ COINCAP_API_KEY: 'k' });
+      assert.deepEqual([keyed.coincapBaseUrl, keyed.coincapApiKey, keyed.coincapTimeoutMs], ['https://rest.coincap.io', 'k', 5000]);
+      assert.equal(readUtilitySettings({ COINCAP_API_KEY: 'k', COINCAP_BASE_URL: 'http://127.0.0.1:9/' }).coincapBaseUrl, 'http://127.0.0.1:9');
     });
   });
 });

@@ -3,11 +3,14 @@ import { httpJson, HttpStatusError } from '../../kit/index.js';
 import { finiteOrUndefined, PRICE_MAX_BYTES, type PriceQuote, type PriceSource } from './types.js';
 
 export interface CoinCapOptions {
+  /** Host only, e.g. https://api.coincap.io (v2) or https://rest.coincap.io (v3). */
   baseUrl: string;
+  /** A CoinCap key selects the v3 API (which requires one), sent as a Bearer token. */
+  apiKey?: string;
   timeoutMs: number;
 }
 
-// CoinCap v2 sends numbers as strings (or null for unknown values).
+// v2 and v3 answer in the same shape, numbers as strings (or null for unknown values).
 const assetSchema = z.object({
   id: z.string(),
   symbol: z.string(),
@@ -20,15 +23,18 @@ const oneAssetSchema = z.object({ data: assetSchema, timestamp: z.number().optio
 const assetListSchema = z.object({ data: z.array(assetSchema), timestamp: z.number().optional() });
 
 /**
- * CoinCap v2 `/v2/assets/{id}` (by id) and `/v2/assets?search=` (an unlisted ticker: the results
- * come in market-cap rank order, so the first exact ticker match is the largest). USD only.
+ * CoinCap `/v2/assets/{id}` (by id) and `/v2/assets?search=` (an unlisted ticker: the results
+ * come in market-cap rank order, so the first exact ticker match is the largest); with a key the
+ * same paths under `/v3`. USD only.
  *
  * @example
- *   await createCoinCapSource({ baseUrl: 'https://api.coincap.io', timeoutMs: 5000 })
+ *   await createCoinCapSource({ baseUrl: 'https://rest.coincap.io', apiKey, timeoutMs: 5000 })
  *     .fetchQuote({ kind: 'asset', id: 'bitcoin', coincapId: 'bitcoin' }, 'usd', signal)
  */
 export function createCoinCapSource(options: CoinCapOptions): PriceSource {
-  const get = (url: URL, signal: AbortSignal) => httpJson(url, { timeoutMs: options.timeoutMs, maxBytes: PRICE_MAX_BYTES, signal });
+  const api = `${options.baseUrl}/${options.apiKey ? 'v3' : 'v2'}`;
+  const headers: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
+  const get = (url: URL, signal: AbortSignal) => httpJson(url, { headers, timeoutMs: options.timeoutMs, maxBytes: PRICE_MAX_BYTES, signal });
   return {
     name: 'CoinCap',
     unsupported(target, currency) {
@@ -41,7 +47,7 @@ export function createCoinCapSource(options: CoinCapOptions): PriceSource {
       if (target.kind === 'asset') {
         let body: unknown;
         try {
-          body = await get(new URL(`${options.baseUrl}/v2/assets/${encodeURIComponent(target.coincapId)}`), signal);
+          body = await get(new URL(`${api}/assets/${encodeURIComponent(target.coincapId)}`), signal);
         } catch (err) {
           // `{"error":"<id> not found","timestamp":…}` with 404.
           if (err instanceof HttpStatusError && err.status === 404) return null;
@@ -50,7 +56,7 @@ export function createCoinCapSource(options: CoinCapOptions): PriceSource {
         const { data, timestamp } = oneAssetSchema.parse(body);
         return toQuote(data, timestamp);
       }
-      const url = new URL(`${options.baseUrl}/v2/assets`);
+      const url = new URL(`${api}/assets`);
       url.search = new URLSearchParams({ search: target.symbol, limit: '20' }).toString();
       const { data, timestamp } = assetListSchema.parse(await get(url, signal));
       const match = data.find((asset) => asset.symbol.toUpperCase() === target.symbol);

@@ -16,6 +16,12 @@ export interface PriceLookupOptions {
   /** Asked in this order. */
   sources: PriceSource[];
   cacheTtlMs: number;
+  /**
+   * Time for the whole chain of sources: each has its own timeout, but four in a row could
+   * outlast the gateway's tool timeout, and the caller would then see a bare timeout instead of
+   * what each source said.
+   */
+  deadlineMs?: number;
   now?: () => number;
 }
 
@@ -25,7 +31,7 @@ export interface PriceLookupOptions {
  * `upstream_unavailable` listing what each source said.
  *
  * @example
- *   const prices = createPriceLookup({ sources: [coingecko, defillama, binance, coincap], cacheTtlMs: 30_000 })
+ *   const prices = createPriceLookup({ sources: [coingecko, defillama, binance, coincap], cacheTtlMs: 30_000, deadlineMs: 20_000 })
  *   const { provider, quote } = await prices.quote({ kind: 'symbol', symbol: 'PEPE' }, 'usd', signal)
  */
 export function createPriceLookup(options: PriceLookupOptions): PriceLookup {
@@ -49,7 +55,7 @@ export function createPriceLookup(options: PriceLookupOptions): PriceLookup {
     // Shared by every caller waiting on this key: bounded by each request's own timeout instead.
     const detached = new AbortController().signal;
     try {
-      const { provider, value } = await firstAvailable(providers, { signal: detached, isEmpty: (quote) => quote === null });
+      const { provider, value } = await firstAvailable(providers, { signal: detached, isEmpty: (quote) => quote === null, deadlineMs: options.deadlineMs });
       return { provider, quote: value as PriceQuote };
     } catch (err) {
       if (err instanceof ToolError && err.code === 'not_found') {
