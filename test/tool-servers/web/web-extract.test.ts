@@ -9,6 +9,9 @@ const article = (name: string) => readFileSync(new URL(`../../fixtures/web/artic
 // Bytes, not text: the page is ISO-8859-1 and names it in a <meta> tag.
 const latin1Page = readFileSync(new URL('../../fixtures/web/articles/latin1-article.html', import.meta.url));
 
+// Past the 2 MiB HTML parse cap (but under the 5 MB download cap): a comment fills the middle.
+const giantPage = `<html><head><title>Giant</title></head><body><article><h1>Giant</h1><p>${'The opening paragraph of a very long page. '.repeat(20)}</p><!--${'x'.repeat(2_200_000)}--><p>TAIL-MARKER past the parse cap</p></article></body></html>`;
+
 let site: Fixture; // allowed by WEB_EXTRACT_ALLOW
 let forbidden: Fixture; // a loopback listener on a port NOT in the allowlist
 let web: WebClient | undefined;
@@ -23,6 +26,7 @@ before(async () => {
       '/short': () => sendText(res, 200, '<html><head><title>Tiny</title></head><body><nav>Menu</nav><p>Just one line.</p></body></html>'),
       '/latin1': () => res.writeHead(200, { 'content-type': 'text/html; charset=ISO-8859-1' }).end(latin1Page),
       '/latin1-meta': () => res.writeHead(200, { 'content-type': 'text/html' }).end(latin1Page),
+      '/giant': () => sendText(res, 200, giantPage),
       '/plain': () => sendText(res, 200, 'line one\nline two\n', 'text/plain; charset=utf-8'),
       '/data.json': () => sendJson(res, 200, { ok: true, items: [1, 2] }),
       '/image.png': () => sendText(res, 200, 'PNG', 'image/png'),
@@ -150,6 +154,14 @@ test('a Latin-1 page is decoded by the charset its header names, or failing that
     assert.match(String(outcome.result.content), /Préparée chaque matin au café de la gare/, path);
     assert.doesNotMatch(String(outcome.result.content), /\uFFFD/, path);
   }
+});
+
+test('only the first 2 MiB of HTML are parsed: text past it never reaches the DOM', async () => {
+  const client = await start();
+  const outcome = await client.call('web_extract', { url: `http://127.0.0.1:${site.port}/giant` });
+  assert.equal(outcome.ok, true, JSON.stringify(outcome.error));
+  assert.match(String(outcome.result.content), /The opening paragraph of a very long page\./);
+  assert.doesNotMatch(String(outcome.result.content), /TAIL-MARKER/);
 });
 
 test('unknown host names are not_found without a connection', async () => {

@@ -2,6 +2,13 @@ import { parseHTML } from 'linkedom';
 import { Readability } from '@mozilla/readability';
 import TurndownService from 'turndown';
 
+/**
+ * HTML characters parsed at most. The DOM build, Readability and Turndown run synchronously, so
+ * no deadline can interrupt them and the server answers nothing else meanwhile; their cost grows
+ * with the page. An article's text sits well within its first 2 MiB; the rest is cut unparsed.
+ */
+export const MAX_HTML_CHARS = 2 * 1024 * 1024;
+
 export interface ReadablePage {
   title: string;
   byline?: string;
@@ -13,7 +20,8 @@ export interface ReadablePage {
 /**
  * Turn a fetched body into text a model can read. HTML goes through a linkedom DOM, Mozilla
  * Readability (which drops navigation, ads and comments around the article) and Turndown to
- * Markdown; text/plain and JSON pass through unchanged.
+ * Markdown (only the first MAX_HTML_CHARS of HTML are parsed); text/plain and JSON pass through
+ * unchanged.
  *
  * @example
  *   toReadable('<html><title>T</title><body><article>…</article></body></html>', 'text/html', 'https://a.example/')
@@ -30,7 +38,8 @@ export function isReadableType(contentType: string): boolean {
   return mime === '' || mime.startsWith('text/') || mime === 'application/xhtml+xml' || mime === 'application/json' || mime.endsWith('+json');
 }
 
-function htmlToReadable(html: string, pageUrl: string): ReadablePage {
+function htmlToReadable(page: string, pageUrl: string): ReadablePage {
+  const html = page.length > MAX_HTML_CHARS ? page.slice(0, MAX_HTML_CHARS) : page;
   const { document } = parseHTML(html);
   // linkedom has no base URI, so Readability would leave links relative: resolve them first.
   absolutize(document, 'a[href]', 'href', pageUrl);
