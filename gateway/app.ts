@@ -79,8 +79,11 @@ export function createApp(deps: AppDeps): Koa {
   //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request
   //    budget → JSON body. Bodies are read only once the caller is known, and inside the route,
   //    so a route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
-  const jsonBody = koaBody({
+  // Bodies are JSON: application/json or any +json type, as koa-body parses and the guard below checks.
+  const jsonTypes = ['json', '+json'];
+  const parseJson = koaBody({
     json: true,
+    jsonTypes,
     urlencoded: false,
     text: false,
     multipart: false,
@@ -90,6 +93,13 @@ export function createApp(deps: AppDeps): Koa {
       throw err;
     },
   });
+  // koa-body skips a body of another type, which then reads as "no fields": a text/plain grant
+  // would fail as "address: expected string". Say what is wrong instead (415, error-handler.ts).
+  const jsonBody: Middleware = (ctx, next) => {
+    const hasBody = Number(ctx.get('content-length')) > 0 || ctx.get('transfer-encoding') !== '';
+    if (hasBody && !ctx.is(jsonTypes)) ctx.throw(415);
+    return parseJson(ctx, next);
+  };
   const auth = (keyRequired: 'always' | 'unless-free') =>
     authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
   // One budget per wallet across every route group: a limiter per chain would triple it.

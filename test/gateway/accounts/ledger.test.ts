@@ -127,6 +127,12 @@ describe('ledger behind a running gateway', () => {
       const answer = await grant(gw, alice, amount, `bad-${amount}`);
       assert.deepEqual([answer.status, answer.body.error.code, answer.body.error.param], [400, 'invalid_request', 'amount'], String(amount));
     }
+    const asText = await fetch(`${gw.url}/admin/credits/grant`, {
+      method: 'POST',
+      headers: { ...adminHeaders('as-text'), 'content-type': 'text/plain' },
+      body: JSON.stringify({ address: alice, amount: 5 }),
+    });
+    assert.deepEqual([asText.status, (await asText.json()).error.code], [415, 'unsupported_media_type']);
     const badAddress = await grant(gw, '0x1234', 5, 'bad-address');
     assert.deepEqual([badAddress.status, badAddress.body.error.code, badAddress.body.error.param], [400, 'invalid_wallet_address', 'address']);
     assert.equal((await gw.ledger.balance(alice)).total_deposited, 0);

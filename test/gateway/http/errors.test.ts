@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { startTestGateway, walletHeaders, WALLET, type TestGateway } from '../../helpers/gateway.js';
 import { API_KEY } from '../secrets.js';
 
 const BODY_LIMIT = 2048;
@@ -31,6 +31,20 @@ test('malformed JSON → 400 invalid_json (bodies are read only after the wallet
   const anonymous = await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
   assert.equal(anonymous.status, 400);
   assert.equal((await anonymous.json()).error.code, 'invalid_wallet_address');
+});
+
+test('a body that is not JSON → 415 unsupported_media_type, on every route that reads JSON', async () => {
+  const error = { message: 'Send the body as application/json.', type: 'invalid_request_error', code: 'unsupported_media_type', param: null };
+  const asText = walletHeaders(WALLET, { 'content-type': 'text/plain' });
+  await expectError(await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: asText, body: '{"messages":[]}' }), 415, error);
+  await expectError(await fetch(`${gateway.url}/auth/api-keys`, { method: 'POST', headers: asText, body: '{}' }), 415, error);
+  const form = walletHeaders(WALLET, { 'content-type': 'application/x-www-form-urlencoded' });
+  await expectError(await fetch(`${gateway.url}/auth/api-keys`, { method: 'POST', headers: form, body: 'name=x' }), 415, error);
+  // JSON with a suffix type is JSON; no body at all needs no type.
+  const vendor = walletHeaders(WALLET, { 'content-type': 'application/vnd.api+json' });
+  assert.equal((await fetch(`${gateway.url}/auth/api-keys`, { method: 'POST', headers: vendor, body: '{}' })).status, 200);
+  const bare = await fetch(`${gateway.url}/auth/api-keys`, { method: 'POST', headers: { 'x-wallet-address': WALLET } });
+  assert.equal(bare.status, 200);
 });
 
 test('a body over BODY_LIMIT_BYTES → 413 request_too_large, with or without Content-Length', async () => {
