@@ -10,6 +10,7 @@ import { openAccounts } from './accounts/accounts.js';
 import type { KeyvLedger } from './accounts/ledger.js';
 import type { ApiKeys } from './accounts/api-keys.js';
 import { createUpstreams } from './chat/upstreams.js';
+import { answerClientError } from './http/client-error.js';
 
 export interface RunningGateway {
   config: Config;
@@ -71,6 +72,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   await upstreams.start();
   const app = createApp({ config, logger, metrics, startedAt, health: [tools, upstreams.health], tools, shuttingDown: shutdown.shuttingDown, accounts, upstreams });
   server.on('request', app.callback());
+  server.on('clientError', answerClientError);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { startTestGateway, walletHeaders, WALLET, type TestGateway } from '../../helpers/gateway.js';
 import { API_KEY } from '../secrets.js';
@@ -45,6 +46,39 @@ test('a body that is not JSON → 415 unsupported_media_type, on every route tha
   assert.equal((await fetch(`${gateway.url}/auth/api-keys`, { method: 'POST', headers: vendor, body: '{}' })).status, 200);
   const bare = await fetch(`${gateway.url}/auth/api-keys`, { method: 'POST', headers: { 'x-wallet-address': WALLET } });
   assert.equal(bare.status, 200);
+});
+
+/** Send raw bytes and read the whole answer until the server closes the connection. */
+function rawExchange(bytes: string): Promise<string> {
+  const { port } = new URL(gateway.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(bytes));
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+    socket.once('end', () => resolve(answer));
+    socket.once('error', reject);
+  });
+}
+
+function splitAnswer(raw: string): { statusLine: string; headers: string; body: unknown } {
+  const [head, body] = raw.split('\r\n\r\n');
+  const [statusLine, ...headers] = head.split('\r\n');
+  return { statusLine, headers: headers.join('\n').toLowerCase(), body: JSON.parse(body) };
+}
+
+test('requests the HTTP parser refuses get the OpenAI error body too: 431 for huge headers, 400 for garbage', async () => {
+  const huge = splitAnswer(await rawExchange(`GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20 * 1024)}\r\n\r\n`));
+  assert.equal(huge.statusLine, 'HTTP/1.1 431 Request Header Fields Too Large');
+  assert.match(huge.headers, /content-type: application\/json/);
+  assert.deepEqual(huge.body, {
+    error: { message: 'The request headers are larger than the limit.', type: 'invalid_request_error', code: 'request_header_too_large', param: null },
+  });
+  const garbage = splitAnswer(await rawExchange('THIS IS NOT HTTP\r\n\r\n'));
+  assert.equal(garbage.statusLine, 'HTTP/1.1 400 Bad Request');
+  assert.match(garbage.headers, /connection: close/);
+  assert.deepEqual(garbage.body, {
+    error: { message: 'The request is not valid HTTP.', type: 'invalid_request_error', code: 'invalid_request', param: null },
+  });
 });
 
 test('a body over BODY_LIMIT_BYTES → 413 request_too_large, with or without Content-Length', async () => {
