@@ -18,6 +18,7 @@ import type { Logger } from '../logger.js';
 import { ChildProcessTransport } from './child-process-transport.js';
 import { childEnv, expandArgs, expandRecord, expandValue } from './env-expansion.js';
 import { nextRestart, type RestartPolicy } from './restart-policy.js';
+import type { ServerFault } from './server-fault.js';
 import { fromMcpFailure, toolUnavailable } from './tool-errors.js';
 
 /** `starting` (connecting), `up`, `down` (waiting to restart), `crash-loop` (restarting slowly), `stopped`. */
@@ -72,7 +73,7 @@ export class ServerSupervisor {
   /** Restart attempts after the first start. */
   restarts = 0;
   /** Why the last attempt or connection ended, for health and logs. */
-  lastError?: string;
+  lastError?: ServerFault;
 
   private readonly deps: SupervisorDeps;
   private readonly resolved: ResolvedServer;
@@ -135,7 +136,7 @@ export class ServerSupervisor {
       // An HTTP server has no process to watch: a transport failure is how we learn it is gone.
       // That call is answered like every later one while the server is down: 503 with Retry-After.
       if (this.resolved.kind === 'http' && !cancelled && !(err instanceof McpError)) {
-        this.handleDisconnect(this.generation, `unreachable: ${describe(err)}`);
+        this.handleDisconnect(this.generation, { kind: 'unreachable', message: describe(err) });
         throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
       }
       throw fromMcpFailure(err, {
@@ -182,7 +183,7 @@ export class ServerSupervisor {
     const transport = this.createTransport();
     const client = new Client({ name: 'switchyard-gateway', version: '0.1.0' }, { capabilities: {} });
     client.onerror = (error) => this.deps.logger.debug({ server: this.name, err: error.message }, 'tool server transport error');
-    client.onclose = () => this.handleDisconnect(generation, this.exitReason(transport));
+    client.onclose = () => this.handleDisconnect(generation, this.exitFault(transport) ?? { kind: 'closed', message: 'connection closed' });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (generation === this.generation && this.status === 'up') void this.refreshTools(generation);
     });
@@ -204,29 +205,35 @@ export class ServerSupervisor {
       this.deps.onToolsChanged(this);
     } catch (err) {
       if (generation !== this.generation || this.status !== 'starting') return;
-      this.lastError = `${describe(err)}${this.exitReason(transport) ? ` (${this.exitReason(transport)})` : ''}`;
-      this.deps.logger.warn({ server: this.name, err: this.lastError }, 'tool server failed to start');
+      const exit = this.exitFault(transport);
+      this.lastError = { kind: 'start_failed', message: `${describe(err)}${exit ? ` (${exit.message})` : ''}` };
+      this.deps.logger.warn({ server: this.name, err: this.lastError.message }, 'tool server failed to start');
       this.scheduleRestart(0);
       await client.close().catch(() => undefined);
       if (transport instanceof ChildProcessTransport) await transport.close();
     }
   }
 
-  private exitReason(transport: Transport): string | undefined {
+  private exitFault(transport: Transport): ServerFault | undefined {
     if (!(transport instanceof ChildProcessTransport) || !transport.exit) return undefined;
-    if (transport.fault) return `killed: it ${transport.fault}`;
+    if (transport.fault) return { kind: 'misbehaved', message: `killed: it ${transport.fault}` };
     const { code, signal } = transport.exit;
-    return signal ? `killed by ${signal}` : `exited with code ${code}`;
+    // Neither: it never started (the spawn error itself says why).
+    if (code === null && signal === null) return undefined;
+    return { kind: 'exited', message: signal ? `killed by ${signal}` : `exited with code ${code}` };
   }
 
   /** The connection ended: mark down now (calls fail fast), tell the registry, plan a restart. */
-  private handleDisconnect(generation: number, reason: string | undefined): void {
+  private handleDisconnect(generation: number, fault: ServerFault): void {
     if (generation !== this.generation || (this.status !== 'up' && this.status !== 'starting')) return;
     const wasUp = this.status === 'up';
     const uptimeMs = wasUp ? Date.now() - this.upSince : 0;
-    this.lastError = reason ?? 'connection closed';
+    this.lastError = fault;
     this.scheduleRestart(uptimeMs);
-    this.deps.logger.warn({ server: this.name, reason: this.lastError, uptimeMs, retryInMs: this.nextAttemptAt - Date.now() }, 'tool server down');
+    this.deps.logger.warn(
+      { server: this.name, reason: fault.message, uptimeMs, retryInMs: this.nextAttemptAt - Date.now() },
+      'tool server down',
+    );
     if (wasUp) {
       const client = this.client;
       this.client = undefined;

@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { LIST_TOOLS_NAME, listToolsInfo, runListTools } from './list-tools-builtin.js';
 import { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy.js';
+import { publicFault, type ServerFault } from './server-fault.js';
 import { ServerSupervisor, type ServerStatus } from './server-supervisor.js';
 import { fromMcpFailure, fromToolErrorResult, toolCallCancelled, toolNotFound } from './tool-errors.js';
 import { buildRegistry, buildRegistryLenient, paramNames, type RegisteredTool, type ServerTools } from './tool-registry.js';
@@ -44,7 +45,8 @@ export interface ToolServerHealth {
   /** Tools that can run now (0 while the server is not up). */
   tools: number;
   restarts: number;
-  error?: string;
+  /** Why it is not up: a category and a short message safe for an unauthenticated reader. */
+  error?: ServerFault;
 }
 
 export class ToolHost implements ToolRunner {
@@ -155,7 +157,7 @@ export class ToolHost implements ToolRunner {
       status: s.status,
       tools: s.status === 'up' ? (routed.get(s.name) ?? 0) : 0,
       restarts: s.restarts,
-      ...(s.status !== 'up' && s.lastError ? { error: s.lastError } : {}),
+      ...(s.status !== 'up' && s.lastError ? { error: publicFault(s.lastError) } : {}),
     }));
     for (const name of this.disabled) servers.push({ name, status: 'disabled', tools: 0, restarts: 0 });
     return { fields: { tool_servers: servers }, degraded: servers.some((s) => s.status !== 'up' && s.status !== 'disabled') };

@@ -56,7 +56,7 @@ describe('server supervision', () => {
       const err = await failure(host.callTool('flood_stdout', {}));
       assert.deepEqual([err.status, err.code], [503, 'tool_unavailable']);
       assert.ok(!isAlive(pid));
-      assert.equal(host.server('floods')!.lastError, 'killed: it sent a message over 16 MiB');
+      assert.deepEqual(host.server('floods')!.lastError, { kind: 'misbehaved', message: 'killed: it sent a message over 16 MiB' });
       await waitFor('the server to be back', () => host.server('floods')!.status === 'up');
       assert.notEqual(host.server('floods')!.pid, pid);
     } finally {

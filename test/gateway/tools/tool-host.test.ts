@@ -234,7 +234,7 @@ describe('tool host with fixture servers', () => {
     const health = host.health();
     assert.equal(health.degraded, true);
     const entry = health.fields.tool_servers.find((s) => s.name === 'exits')!;
-    assert.deepEqual([entry.status, entry.tools, entry.error], ['down', 0, 'exited with code 3']);
+    assert.deepEqual([entry.status, entry.tools, entry.error], ['down', 0, { kind: 'exited', message: 'exited with code 3' }]);
 
     await waitFor('the server to be back', () => host.server('exits')!.status === 'up');
     const after = (await host.callTool('alive', {})) as { pid: number };
@@ -296,7 +296,7 @@ describe('tool host start-up rules', () => {
     const host = createToolHost({
       servers: {
         crashing: fixtureServer('crashing'),
-        missing: { command: '/nonexistent/tool-server', args: [], env: {}, timeoutMs: 1000, disabled: false, prefix: '' },
+        missing: { command: '/nonexistent/private/tool-server', args: [], env: {}, timeoutMs: 1000, disabled: false, prefix: '' },
       },
       env: runnableEnv(),
       logger,
@@ -310,9 +310,10 @@ describe('tool host start-up rules', () => {
       assert.equal(health.degraded, true);
       const crashing = health.fields.tool_servers.find((s) => s.name === 'crashing')!;
       assert.deepEqual([crashing.status, crashing.tools, crashing.restarts], ['crash-loop', 0, 2]);
-      assert.match(crashing.error!, /exited with code 1/);
+      assert.deepEqual(crashing.error, { kind: 'exited', message: 'exited with code 1' });
+      // Health answers without auth: the error names the category, and no full path.
       const missing = health.fields.tool_servers.find((s) => s.name === 'missing')!;
-      assert.match(missing.error!, /ENOENT/);
+      assert.deepEqual(missing.error, { kind: 'start_failed', message: 'spawn …/tool-server ENOENT' });
       // In a crash loop the next attempt is a minute away, and Retry-After says so.
       assert.ok(host.server('crashing')!.retryAfterSeconds() > 50);
     } finally {
