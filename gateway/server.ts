@@ -7,6 +7,8 @@ import { createMetrics } from './metrics.js';
 import { gracefulShutdown, type Closer } from './shutdown.js';
 import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { openAccounts } from './accounts/accounts.js';
+import { storeHealth } from './accounts/store-health.js';
+import type { AccountsStore } from './accounts/store.js';
 import type { KeyvLedger } from './accounts/ledger.js';
 import type { ApiKeys } from './accounts/api-keys.js';
 import { createUpstreams } from './chat/upstreams.js';
@@ -24,6 +26,8 @@ export interface RunningGateway {
   ledger: KeyvLedger;
   /** API keys (tests mint keys here without a SIWE round trip). */
   apiKeys: ApiKeys;
+  /** The accounts store (probed by /health; tests make it fail). */
+  store: AccountsStore;
   /** Aborted when shutdown's grace period is over and in-flight work is being cut off. */
   shuttingDown: AbortSignal;
   /** Run `closer` at shutdown, after HTTP traffic is drained (last registered runs first). */
@@ -70,7 +74,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const upstreams = createUpstreams(config, env, logger);
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
-  const app = createApp({ config, logger, metrics, startedAt, health: [tools, upstreams.health], tools, shuttingDown: shutdown.shuttingDown, accounts, upstreams });
+  const app = createApp({ config, logger, metrics, startedAt, health: [storeHealth(accounts.store), tools, upstreams.health], tools, shuttingDown: shutdown.shuttingDown, accounts, upstreams });
   server.on('request', app.callback());
   server.on('clientError', answerClientError);
   try {
@@ -103,6 +107,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     tools,
     ledger: accounts.ledger,
     apiKeys: accounts.apiKeys,
+    store: accounts.store,
     shuttingDown: shutdown.shuttingDown,
     onClose: shutdown.onClose,
     close: shutdown.close,

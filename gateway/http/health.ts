@@ -1,32 +1,39 @@
 import type Router from '@koa/router';
 
+/** What one part reports into `/health`. */
+export interface HealthReport {
+  /** Fields merged into the health body. */
+  fields: Record<string, unknown>;
+  /** The part works below par (a tool server or upstream down): status `degraded`, HTTP 200. */
+  degraded?: boolean;
+  /** Without this part the gateway cannot serve at all (the store): status `degraded`, HTTP 503. */
+  cannotServe?: boolean;
+}
+
 /** A part of the gateway that reports into `/health` (store, tool servers, upstream models). */
 export interface HealthContributor {
-  /** Fields merged into the health body; `degraded: true` turns the status to `degraded`. */
-  health(): { fields: Record<string, unknown>; degraded?: boolean; unavailable?: boolean };
+  /** Called on every probe: keep it cheap (cache anything that does I/O). */
+  health(): HealthReport | Promise<HealthReport>;
 }
 
 /**
- * `GET /health`: `{status, uptime, model, ...}`. No auth, no wallet header (load balancers probe
- * it). HTTP 200 unless the gateway cannot serve at all.
+ * `GET /health`: `{status, uptime, model, ...}` where status is `ok` or `degraded`. No auth, no
+ * wallet header (load balancers probe it). HTTP 200 unless the gateway cannot serve at all, then
+ * 503, so a balancer takes it out of rotation only when it is truly useless.
  */
 export function registerHealthRoutes(
   router: Router,
   options: { primaryModel: string; startedAt: number; contributors: HealthContributor[] },
 ): void {
-  router.get('/health', (ctx) => {
-    let degraded = false;
-    let unavailable = false;
+  router.get('/health', async (ctx) => {
+    const reports = await Promise.all(options.contributors.map((contributor) => contributor.health()));
     const fields: Record<string, unknown> = {};
-    for (const contributor of options.contributors) {
-      const report = contributor.health();
-      Object.assign(fields, report.fields);
-      degraded ||= report.degraded === true;
-      unavailable ||= report.unavailable === true;
-    }
-    ctx.status = unavailable ? 503 : 200;
+    for (const report of reports) Object.assign(fields, report.fields);
+    const cannotServe = reports.some((r) => r.cannotServe === true);
+    const degraded = cannotServe || reports.some((r) => r.degraded === true);
+    ctx.status = cannotServe ? 503 : 200;
     ctx.body = {
-      status: unavailable ? 'unavailable' : degraded ? 'degraded' : 'ok',
+      status: degraded ? 'degraded' : 'ok',
       uptime: Math.round((Date.now() - options.startedAt) / 10) / 100,
       model: options.primaryModel,
       ...fields,
