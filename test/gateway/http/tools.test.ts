@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apiKeyFor, authHeaders, startTestGateway, walletHeaders, WALLET, type TestGateway } from '../../helpers/gateway.js';
@@ -25,16 +25,18 @@ describe('/v1/tools and /v1/tools/execute', () => {
   let gateway: TestGateway;
   let scratch: string;
   let cancelLog: string;
+  let holdFile: string;
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'switchyard-tools-http-'));
     cancelLog = join(scratch, 'cancelled.log');
+    holdFile = join(scratch, 'hold-exits');
     gateway = await startTestGateway({
       config: (json) => {
         json.mcpServers = {
           echo: fixtureServer('echo'),
           slow: fixtureServer('slow', { timeoutMs: 1500, env: { SLOW_CANCEL_LOG: cancelLog } }),
-          exits: fixtureServer('exits-on-call'),
+          exits: fixtureServer('exits-on-call', { env: { EXITS_HOLD_FILE: holdFile } }),
         };
       },
       env: runnableEnv(),
@@ -132,6 +134,8 @@ describe('/v1/tools and /v1/tools/execute', () => {
   });
 
   test('a crashed server: fast 503 with Retry-After, health degraded, then restarted with its tools and health ok', async () => {
+    // Its restart waits while this file exists: the down state stays put until we have looked.
+    writeFileSync(holdFile, '');
     const crashed = await execute(gateway, { tool: 'crash_now', args: {} });
     assert.equal(crashed.status, 503);
     assert.match(crashed.headers.get('retry-after') ?? '', /^\d+$/);
@@ -140,13 +144,17 @@ describe('/v1/tools and /v1/tools/execute', () => {
     // (The upstream models of this config are unreachable, so /health's overall status also
     // reflects them; the tool host's own verdict is checked through its contributor.)
     const health = await getJson(gateway, '/health', {});
-    if (gateway.tools.server('exits')!.status !== 'up') {
-      assert.equal(health.body.status, 'degraded');
-      assert.equal(gateway.tools.health().degraded, true);
-      const entry = (health.body.tool_servers as Array<Record<string, unknown>>).find((s) => s.name === 'exits')!;
-      assert.notEqual(entry.status, 'up');
-      assert.equal(entry.tools, 0);
-    }
+    assert.equal(health.body.status, 'degraded');
+    assert.equal(gateway.tools.health().degraded, true);
+    const entry = (health.body.tool_servers as Array<Record<string, unknown>>).find((s) => s.name === 'exits')!;
+    assert.ok(['down', 'starting'].includes(entry.status as string), String(entry.status));
+    assert.equal(entry.tools, 0);
+    const listedWhileDown = await getJson(gateway, '/v1/tools');
+    assert.ok(!(listedWhileDown.body.tools as Array<{ name: string }>).some((t) => t.name === 'alive'));
+    const down = await execute(gateway, { tool: 'alive', args: {} });
+    assert.deepEqual([down.status, (down.body.error as { code: string }).code], [503, 'tool_unavailable']);
+
+    rmSync(holdFile);
     const allUp = (body: Record<string, unknown>) => (body.tool_servers as Array<{ status: string }>).every((s) => s.status === 'up');
     await waitFor('every tool server up again', async () => allUp((await getJson(gateway, '/health', {})).body));
     assert.equal(gateway.tools.health().degraded, false);
