@@ -4,12 +4,18 @@
  * When a gateway owns DATA_DIR (its lock names a live pid), the CLI goes through that gateway's
  * admin API (ADMIN_TOKEN, HOST, PORT from the environment or config), so the gateway stays the
  * only writer and no grant can be lost. When no process holds the lock, the CLI takes it and
- * writes the store itself. Prints the balance as JSON; exits 1 with a message on failure.
+ * writes the store itself. Either way it prints the same JSON: the balance, plus `granted` for a
+ * grant. Exits 1 with a message on failure.
+ *
+ * A grant carries one Idempotency-Key for the whole run: every retry (a lost response, a gateway
+ * that answers only on the second try, a switch to direct mode) names the same grant, so it is
+ * applied at most once.
  *
  * @example
  *   ADMIN_TOKEN=… npm run credits -- grant 0x52908400098527886E0F7030069857D2E4169EE7 100
  */
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { parseWalletAddress } from '../http/wallet.js';
 import { DataDirLocked, lockHolder } from '../accounts/data-dir-lock.js';
@@ -26,7 +32,18 @@ class CliError extends Error {}
 /** The lock names a live process but nothing answers HTTP: perhaps another CLI run. */
 class GatewayUnreachable extends CliError {}
 
-type Command = { kind: 'grant'; wallet: string; amount: number } | { kind: 'balance'; wallet: string };
+type Command = { kind: 'grant'; wallet: string; amount: number; idempotencyKey: string } | { kind: 'balance'; wallet: string };
+
+const count = z.number().int().nonnegative();
+/** What the CLI prints, in both modes; the admin API's answer is checked against it. */
+const outputSchema = z.object({
+  address: z.string(),
+  credits: count,
+  total_deposited: count,
+  total_spent: count,
+  granted: count.optional(),
+});
+export type CliOutput = z.infer<typeof outputSchema>;
 
 function parseArgs(argv: string[]): Command {
   const [kind, address, amountText, ...rest] = argv;
@@ -40,7 +57,7 @@ function parseArgs(argv: string[]): Command {
   if (amountText === undefined || !/^\d+$/.test(amountText) || Number(amountText) < 1 || Number(amountText) > MAX_GRANT) {
     throw new CliError(`credits: amount must be a whole number from 1 to ${MAX_GRANT}, got "${amountText ?? ''}".`);
   }
-  return { kind, wallet, amount: Number(amountText) };
+  return { kind, wallet, amount: Number(amountText), idempotencyKey: `cli-${randomUUID()}` };
 }
 
 function gatewayUrl(config: Config): string {
@@ -49,7 +66,7 @@ function gatewayUrl(config: Config): string {
   return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.server.port}`;
 }
 
-async function viaAdminApi(config: Config, command: Command, pid: number): Promise<Balance> {
+async function viaAdminApi(config: Config, command: Command, pid: number): Promise<CliOutput> {
   if (!config.adminToken) {
     throw new CliError(`credits: a gateway (pid ${pid}) owns ${config.dataDir}; set ADMIN_TOKEN so the CLI can use its admin API.`);
   }
@@ -61,8 +78,7 @@ async function viaAdminApi(config: Config, command: Command, pid: number): Promi
           url: `${base}/admin/credits/grant`,
           init: {
             method: 'POST',
-            // One key for every attempt: a retry after a lost response grants nothing twice.
-            headers: { ...headers, 'idempotency-key': `cli-${randomUUID()}` },
+            headers: { ...headers, 'idempotency-key': command.idempotencyKey },
             body: JSON.stringify({ address: command.wallet, amount: command.amount }),
           },
         }
@@ -76,26 +92,32 @@ async function viaAdminApi(config: Config, command: Command, pid: number): Promi
       lastError = err;
       continue;
     }
-    const body = (await res.json().catch(() => undefined)) as { error?: { message?: string } } | undefined;
-    if (!res.ok) throw new CliError(`credits: the gateway answered ${res.status}: ${body?.error?.message ?? 'no message'}`);
-    return body as unknown as Balance;
+    const body: unknown = await res.json().catch(() => undefined);
+    if (!res.ok) {
+      const message = z.object({ error: z.object({ message: z.string() }) }).safeParse(body);
+      throw new CliError(`credits: the gateway answered ${res.status}: ${message.success ? message.data.error.message : 'no message'}`);
+    }
+    const output = outputSchema.safeParse(body);
+    if (!output.success) throw new CliError(`credits: the gateway's answer is not a balance: ${output.error.issues[0].message}`);
+    const { address, credits, total_deposited, total_spent, granted } = output.data;
+    return { address, credits, total_deposited, total_spent, ...(command.kind === 'grant' ? { granted } : {}) };
   }
   const reason = lastError instanceof Error ? ((lastError.cause as Error | undefined)?.message ?? lastError.message) : String(lastError);
   throw new GatewayUnreachable(`credits: pid ${pid} owns ${config.dataDir} but no gateway answers at ${base} (${reason}).`);
 }
 
-async function direct(config: Config, command: Command): Promise<Balance> {
+async function direct(config: Config, command: Command): Promise<CliOutput> {
   const accounts = await openAccounts({ dataDir: config.dataDir, publicUrl: config.server.publicUrl, settings: config.accounts });
   try {
-    return command.kind === 'grant'
-      ? await accounts.ledger.grant(command.wallet, command.amount)
-      : await accounts.ledger.balance(command.wallet);
+    if (command.kind === 'balance') return await accounts.ledger.balance(command.wallet);
+    const balance: Balance = await accounts.ledger.grant(command.wallet, command.amount, command.idempotencyKey);
+    return { ...balance, granted: command.amount };
   } finally {
     await accounts.close();
   }
 }
 
-export async function runCreditsCli(argv: string[], env: Record<string, string | undefined>): Promise<Balance> {
+export async function runCreditsCli(argv: string[], env: Record<string, string | undefined>): Promise<CliOutput> {
   const command = parseArgs(argv);
   const config = loadConfig(env);
   const deadline = Date.now() + LOCK_WAIT_MS;
@@ -120,8 +142,8 @@ export async function runCreditsCli(argv: string[], env: Record<string, string |
 }
 
 runCreditsCli(process.argv.slice(2), process.env).then(
-  (balance) => {
-    process.stdout.write(`${JSON.stringify(balance)}\n`);
+  (output) => {
+    process.stdout.write(`${JSON.stringify(output)}\n`);
   },
   (err: unknown) => {
     const message = err instanceof CliError || err instanceof ConfigError ? err.message : `credits: ${err instanceof Error ? err.message : String(err)}`;

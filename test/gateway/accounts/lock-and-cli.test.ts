@@ -7,6 +7,8 @@
 import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -164,7 +166,7 @@ describe('npm run credits', () => {
     const dataDir = tempDir();
     const granted = await cli(['grant', ALICE.address, '7'], { DATA_DIR: dataDir });
     assert.equal(granted.code, 0, granted.stderr);
-    assert.deepEqual(JSON.parse(granted.stdout), { address: alice, credits: 7, total_deposited: 7, total_spent: 0 });
+    assert.deepEqual(JSON.parse(granted.stdout), { address: alice, credits: 7, total_deposited: 7, total_spent: 0, granted: 7 });
     const balance = await cli(['balance', alice], { DATA_DIR: dataDir });
     assert.deepEqual(JSON.parse(balance.stdout), { address: alice, credits: 7, total_deposited: 7, total_spent: 0 });
     assert.equal(existsSync(join(dataDir, LOCK_FILE)), false, 'the CLI lets go of the lock');
@@ -234,6 +236,8 @@ describe('npm run credits', () => {
       await Promise.all(Array.from({ length: 200 }, spend));
       for (const result of await grants) {
         assert.equal(result.code, 0, result.stderr);
+        // The same shape as in direct mode.
+        assert.deepEqual(Object.keys(JSON.parse(result.stdout)), ['address', 'credits', 'total_deposited', 'total_spent', 'granted']);
         assert.equal(JSON.parse(result.stdout).granted, 10);
       }
       const final = await gw.ledger.balance(wallet);
@@ -245,6 +249,35 @@ describe('npm run credits', () => {
       assert.deepEqual(JSON.parse(viaApi.stdout), final);
     } finally {
       await gw.stop();
+    }
+  });
+
+  test('one Idempotency-Key for the whole run: a gateway that answers only after the CLI retried sees the same key', async () => {
+    const dataDir = tempDir();
+    const lock = acquireDataDirLock(dataDir); // "a gateway" owns DATA_DIR: this process
+    const keys: string[] = [];
+    // Drops the first four requests (more than one round of the CLI's attempts), then answers.
+    const fake = createServer((req, res) => {
+      keys.push(String(req.headers['idempotency-key']));
+      if (keys.length <= 4) {
+        req.socket.destroy();
+        return;
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ address: alice, credits: 5, total_deposited: 5, total_spent: 0, granted: 5, extra: 'not printed' }));
+    });
+    await new Promise<void>((done) => fake.listen(0, '127.0.0.1', done));
+    try {
+      const port = String((fake.address() as AddressInfo).port);
+      const result = await cli(['grant', alice, '5'], { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: port, ADMIN_TOKEN });
+      assert.equal(result.code, 0, result.stderr);
+      assert.deepEqual(JSON.parse(result.stdout), { address: alice, credits: 5, total_deposited: 5, total_spent: 0, granted: 5 });
+      assert.equal(keys.length, 5);
+      assert.match(keys[0], /^cli-[0-9a-f-]{36}$/);
+      assert.deepEqual(new Set(keys), new Set([keys[0]]), 'every attempt carries the same key');
+    } finally {
+      fake.close();
+      lock.release();
     }
   });
 });
