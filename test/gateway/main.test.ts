@@ -4,9 +4,9 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
-import { connect } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WALLET } from '../helpers/gateway.js';
@@ -104,6 +104,42 @@ test('SIGTERM: an in-flight request still completes, new connections are refused
 
   assert.equal(await gateway.exited, 0);
   assert.ok(gateway.stdout().includes('"msg":"shut down cleanly"'));
+});
+
+test('SIGTERM during start-up (twice, as timeout(1) sends it): start-up finishes, everything closes, exit 0', async () => {
+  // An upstream that takes the start-up probe and never answers holds start-up (for the probe's
+  // 2 s timeout) after the tool servers are spawned: the window where a signal used to kill the
+  // process and leave its children and its DATA_DIR lock behind.
+  let probed!: () => void;
+  const probeSeen = new Promise<void>((resolve) => (probed = resolve));
+  const held: ServerResponse[] = [];
+  const upstream = createServer((_req, res) => {
+    held.push(res);
+    probed();
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+  const gateway = spawnBuiltGateway({ UPSTREAM_BASE_URL: upstreamUrl });
+  started.push(gateway);
+  try {
+    await probeSeen;
+    assert.ok(!gateway.stdout().includes('"msg":"gateway listening"'), 'still starting');
+    gateway.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    gateway.child.kill('SIGTERM'); // the same request again: not "exit now"
+    assert.equal(await gateway.exited, 0, gateway.stderr());
+    const lines = gateway.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(lines.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
+    assert.ok(lines.some((l) => l.msg === 'shut down cleanly'));
+    assert.ok(!lines.some((l) => l.msg === 'second signal: exiting without waiting'));
+    assert.equal(existsSync(join(gateway.dataDir, 'gateway.lock')), false, 'the lock is released');
+    const children = lines.filter((l) => l.msg === 'tool server up').map((l) => Number(l.pid));
+    assert.equal(children.length, 4);
+    for (const pid of children) assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `tool server ${pid} still runs`);
+  } finally {
+    for (const res of held) res.destroy();
+    upstream.close();
+  }
 });
 
 /** Run the built gateway with a config file and env; it must exit 1 and say why on stderr. */
