@@ -4,12 +4,13 @@
  *     sequential and with 50 calls in flight: calls/s, p50, p99;
  *  2. the same tool through `POST /v1/tools/execute` on the built gateway (its own process,
  *     FREE_MODE=true, rate limits out of the way) with autocannon at 50 connections;
- *  3. their ratio;
+ *  3. their ratio, only when every request succeeded: any failed call or non-2xx answer makes the
+ *     run exit 1 without a ratio (a fast error is not a fast tool call);
  *  4. start-up time to ready with the shipped config's four family servers connected (median of 3):
  *     spawn the built gateway, poll /health until every tool server is up.
  * Loopback only; absolute numbers depend on the machine (2 shared cores here), the ratio is the figure.
  *
- *   npm run build && npx tsx bench/tool-execute.ts [seconds per autocannon run, default 8]
+ *   npm run build && npx tsx bench/tool-execute.ts [seconds per measured window, default 8, at least 5]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,12 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.argv[2] ?? 8);
+// Shorter windows swing by tens of percent from run to run on a shared machine.
+const MIN_SECONDS = 5;
+if (!(SECONDS >= MIN_SECONDS)) {
+  console.error(`bench/tool-execute: a window of ${process.argv[2]} s is too short to be stable; give at least ${MIN_SECONDS}.`);
+  process.exit(2);
+}
 const CONNECTIONS = 50;
 const WALLET = '0x52908400098527886e0f7030069857d2e4169ee7';
 const ECHO = ['--import', 'tsx', 'test/fixtures/mcp/echo.ts'];
@@ -32,15 +39,17 @@ interface Figures {
   callsPerSecond: number;
   p50: number;
   p99: number;
+  /** Calls that did not succeed (an isError result, a non-2xx answer, a connection error). */
+  failed: number;
 }
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-function summarize(name: string, latencies: number[], elapsedMs: number): Figures {
+function summarize(name: string, latencies: number[], elapsedMs: number, failed: number): Figures {
   const sorted = [...latencies].sort((a, b) => a - b);
-  return { name, callsPerSecond: (latencies.length / elapsedMs) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return { name, callsPerSecond: (latencies.length / elapsedMs) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99), failed };
 }
 
 /** Baseline: the SDK client talking to the echo fixture directly over stdio. */
@@ -49,18 +58,22 @@ async function inProcessClient(): Promise<Figures[]> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
   await client.listTools();
+  let failed = 0;
   const call = async () => {
     const started = performance.now();
-    await client.callTool({ name: 'echo', arguments: { text: 'bench' } });
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'bench' } });
+    if (result.isError) failed++;
     return performance.now() - started;
   };
   for (let i = 0; i < 500; i++) await call(); // warm-up
+  failed = 0;
 
   const sequential: number[] = [];
   let started = performance.now();
   while (performance.now() - started < SECONDS * 1000) sequential.push(await call());
-  const sequentialFigures = summarize('MCP client, sequential', sequential, performance.now() - started);
+  const sequentialFigures = summarize('MCP client, sequential', sequential, performance.now() - started, failed);
 
+  failed = 0;
   const concurrent: number[] = [];
   started = performance.now();
   const deadline = started + SECONDS * 1000;
@@ -69,7 +82,7 @@ async function inProcessClient(): Promise<Figures[]> {
       while (performance.now() < deadline) concurrent.push(await call());
     }),
   );
-  const concurrentFigures = summarize(`MCP client, ${CONNECTIONS} in flight`, concurrent, performance.now() - started);
+  const concurrentFigures = summarize(`MCP client, ${CONNECTIONS} in flight`, concurrent, performance.now() - started, failed);
   await client.close();
   return [sequentialFigures, concurrentFigures];
 }
@@ -118,7 +131,7 @@ function shippedConfig(): Record<string, unknown> {
   return JSON.parse(readFileSync(join(REPO_ROOT, 'config/gateway.json'), 'utf8')) as Record<string, unknown>;
 }
 
-async function throughGateway(): Promise<Figures & { non2xx: number; errors: number }> {
+async function throughGateway(): Promise<Figures> {
   const config = shippedConfig();
   config.mcpServers = { echo: { command: process.execPath, args: ECHO } };
   config.limits = { perWallet: { points: 100_000_000, durationSec: 60 }, perIp: { points: 100_000_000, durationSec: 60 } };
@@ -138,8 +151,7 @@ async function throughGateway(): Promise<Figures & { non2xx: number; errors: num
       callsPerSecond: result.requests.average,
       p50: result.latency.p50,
       p99: result.latency.p99,
-      non2xx: result.non2xx,
-      errors: result.errors,
+      failed: result.non2xx + result.errors,
     };
   } finally {
     await stopGateway(gateway);
@@ -163,15 +175,22 @@ async function startupToReady(): Promise<number> {
 }
 
 function row(f: Figures): string {
-  return `${f.name.padEnd(44)} ${f.callsPerSecond.toFixed(0).padStart(8)} calls/s   p50 ${f.p50.toFixed(2).padStart(7)} ms   p99 ${f.p99.toFixed(2).padStart(7)} ms`;
+  return `${f.name.padEnd(44)} ${f.callsPerSecond.toFixed(0).padStart(8)} calls/s   p50 ${f.p50.toFixed(2).padStart(7)} ms   p99 ${f.p99.toFixed(2).padStart(7)} ms   failed ${f.failed}`;
 }
 
+console.log(`windows of ${SECONDS} s`);
 const [sequential, concurrent] = await inProcessClient();
 console.log(row(sequential));
 console.log(row(concurrent));
 const gatewayFigures = await throughGateway();
-console.log(row(gatewayFigures) + `   (non-2xx ${gatewayFigures.non2xx}, errors ${gatewayFigures.errors})`);
-console.log(`ratio gateway / in-process client (${CONNECTIONS} in flight): ${(gatewayFigures.callsPerSecond / concurrent.callsPerSecond).toFixed(2)}`);
+console.log(row(gatewayFigures));
+const failures = [sequential, concurrent, gatewayFigures].filter((f) => f.failed > 0);
+if (failures.length > 0) {
+  console.log(`no ratio: calls failed in ${failures.map((f) => `"${f.name}" (${f.failed})`).join(', ')}`);
+  process.exitCode = 1;
+} else {
+  console.log(`ratio gateway / in-process client (${CONNECTIONS} in flight): ${(gatewayFigures.callsPerSecond / concurrent.callsPerSecond).toFixed(2)}`);
+}
 const startups: number[] = [];
 for (let i = 0; i < 3; i++) startups.push(await startupToReady());
 startups.sort((a, b) => a - b);
