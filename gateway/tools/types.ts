@@ -24,8 +24,9 @@ export interface CallToolOptions {
 /**
  * Runs tools by public name. `callTool` resolves with the tool's structured result, or throws a
  * GatewayError: 404 tool_not_found, 400 invalid_tool_arguments (param names the field),
- * 404 not_found (the tool's own), 502 upstream_unavailable, 503 tool_unavailable (server down,
- * with Retry-After), 504 tool_timeout, 500 tool_error.
+ * 404 not_found (the tool's own), 502 upstream_unavailable, 502 tool_error (the result breaks the
+ * server's output schema), 503 tool_unavailable (server down, with Retry-After), 504 tool_timeout,
+ * 500 tool_error.
  */
 export interface ToolRunner {
   listTools(): ToolInfo[];
