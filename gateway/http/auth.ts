@@ -33,28 +33,35 @@ export interface AuthState {
 }
 
 export function authenticate(apiKeys: ApiKeys, options: AuthOptions) {
-  return async function bearerKey(ctx: Context, next: Next): Promise<void> {
+  // Not `async` itself: in free mode most requests carry no key and go straight on, without a
+  // promise of this layer's own.
+  return function bearerKey(ctx: Context, next: Next): Promise<void> {
     ctx.state.billing = !options.freeMode;
     const header = ctx.get('authorization').trim();
     if (!header) {
       if (options.freeMode && options.keyRequired === 'unless-free') return next();
       throw new Unauthorized('missing_api_key', 'An API key is required: send Authorization: Bearer <key> (create one with POST /auth/api-keys).');
     }
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    const key = match?.[1];
-    const record = key === undefined ? undefined : await apiKeys.find(key);
-    if (!key || !record) throw new Unauthorized('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
-    if (record.address !== ctx.state.wallet) {
-      throw new Forbidden('wallet_mismatch', 'This API key belongs to another wallet than x-wallet-address.');
-    }
-    if (!record.verified && !options.freeMode) {
-      throw new Unauthorized(
-        'unverified_api_key',
-        'This API key was created in free mode without a wallet-ownership proof; create a new key with a SIWE proof.',
-      );
-    }
-    ctx.state.apiKey = { id: record.id, verified: record.verified };
-    await apiKeys.touch(key, record);
-    await next();
+    return checkKey(apiKeys, options, ctx, header, next);
   };
+}
+
+/** A Bearer key was sent: it must be a known key of this wallet (verified unless free mode). */
+async function checkKey(apiKeys: ApiKeys, options: AuthOptions, ctx: Context, header: string, next: Next): Promise<void> {
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  const key = match?.[1];
+  const record = key === undefined ? undefined : await apiKeys.find(key);
+  if (!key || !record) throw new Unauthorized('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
+  if (record.address !== ctx.state.wallet) {
+    throw new Forbidden('wallet_mismatch', 'This API key belongs to another wallet than x-wallet-address.');
+  }
+  if (!record.verified && !options.freeMode) {
+    throw new Unauthorized(
+      'unverified_api_key',
+      'This API key was created in free mode without a wallet-ownership proof; create a new key with a SIWE proof.',
+    );
+  }
+  ctx.state.apiKey = { id: record.id, verified: record.verified };
+  await apiKeys.touch(key, record);
+  await next();
 }
