@@ -66,6 +66,13 @@ export interface OrchestratorDeps {
   ledger?: Ledger;
 }
 
+interface ModelSeries {
+  rounds: { observe(value: number): void };
+  promptTokens: { inc(value: number): void };
+  completionTokens: { inc(value: number): void };
+  credits: { inc(value: number): void };
+}
+
 /** The most a single upstream call may write, whatever the client or model allow. */
 const OUTPUT_TOKEN_CEILING = 2048;
 /** Rough characters of JSON framing per message, for the prompt estimate. */
@@ -74,6 +81,7 @@ const MESSAGE_OVERHEAD_CHARS = 16;
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
   private readonly modelsByName = new Map<string, ModelConfig>();
+  private readonly seriesByModel = new Map<string, ModelSeries>();
   private preambleDay = -1;
   private preambleText = '';
 
@@ -106,7 +114,7 @@ export class ChatOrchestrator {
    * upstream and tool call listens to it; whatever aborted it is what `run` throws.
    */
   async run(plan: ChatPlan, sink: ChatSink, abort: ChatAbort): Promise<ChatOutcome> {
-    const { config, logger, metrics } = this.deps;
+    const { config, logger } = this.deps;
     const model = plan.model;
     this.assertAvailable(model);
     const client = this.deps.upstreams.get(model.id)!;
@@ -213,10 +221,11 @@ export class ChatOrchestrator {
         logger.info({ model: model.id, usage }, 'upstream reported no usage: tokens estimated as ceil(characters / 4)');
       }
       const credits = await billing.settle(usage);
-      metrics.chatRounds.observe({ model: model.id }, toolRounds);
-      metrics.chatTokens.inc({ model: model.id, kind: 'prompt' }, usage.prompt_tokens);
-      metrics.chatTokens.inc({ model: model.id, kind: 'completion' }, usage.completion_tokens);
-      if (credits) metrics.chatCredits.inc({ model: model.id }, credits.charged);
+      const series = this.seriesOf(model.id);
+      series.rounds.observe(toolRounds);
+      series.promptTokens.inc(usage.prompt_tokens);
+      series.completionTokens.inc(usage.completion_tokens);
+      if (credits) series.credits.inc(credits.charged);
       return {
         content,
         finishReason,
@@ -231,6 +240,22 @@ export class ChatOrchestrator {
     } finally {
       clearTimeout(deadline);
     }
+  }
+
+  /** A model's chat metrics as child handles, made once per model rather than per request. */
+  private seriesOf(modelId: string): ModelSeries {
+    let series = this.seriesByModel.get(modelId);
+    if (!series) {
+      const { metrics } = this.deps;
+      series = {
+        rounds: metrics.chatRounds.labels({ model: modelId }),
+        promptTokens: metrics.chatTokens.labels({ model: modelId, kind: 'prompt' }),
+        completionTokens: metrics.chatTokens.labels({ model: modelId, kind: 'completion' }),
+        credits: metrics.chatCredits.labels({ model: modelId }),
+      };
+      this.seriesByModel.set(modelId, series);
+    }
+    return series;
   }
 
   /** The system preamble with today's date (UTC), rebuilt only when the day changes. */
@@ -267,7 +292,7 @@ export class ChatOrchestrator {
       if (consumed.prompt_tokens + consumed.completion_tokens === 0) await billing.release();
       else {
         const credits = await billing.settle(consumed);
-        if (credits) this.deps.metrics.chatCredits.inc({ model: modelId }, credits.charged);
+        if (credits) this.seriesOf(modelId).credits.inc(credits.charged);
       }
     } catch (err) {
       // The reservation's TTL returns the credits if this fails; the chat's own error matters more.

@@ -12,7 +12,7 @@ import { toGatewayError } from '../errors.js';
 import { parseChatRequest, type ChatRequest } from '../chat/chat-request.js';
 import { ClientCancelled } from '../chat/upstream-errors.js';
 import { SseWriter } from '../chat/sse-writer.js';
-import type { ChatOrchestrator, ChatPlan } from '../chat/orchestrator.js';
+import type { ChatOrchestrator, ChatPlan, ChatSink } from '../chat/orchestrator.js';
 import type { ChatCredits } from '../chat/chat-types.js';
 import { ChatAbort } from '../chat/chat-abort.js';
 
@@ -48,6 +48,9 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
   });
 }
 
+/** A JSON answer needs no progress: the outcome carries the whole content. */
+const COLLECT_ONLY: ChatSink = { content() {}, toolsRunning() {} };
+
 async function jsonAnswer(
   ctx: Context,
   orchestrator: ChatOrchestrator,
@@ -55,7 +58,7 @@ async function jsonAnswer(
   identity: { id: string; created: number; model: string },
   abort: ChatAbort,
 ): Promise<void> {
-  const outcome = await orchestrator.run(plan, { content() {}, toolsRunning() {} }, abort);
+  const outcome = await orchestrator.run(plan, COLLECT_ONLY, abort);
   setCreditHeaders(ctx, outcome.credits);
   ctx.body = {
     id: identity.id,

@@ -26,6 +26,7 @@ export function routeTemplateOf(ctx: Context): string {
  */
 export function requestContext(deps: { logger: Logger; metrics: Metrics }) {
   const { logger, metrics } = deps;
+  const series = new SeriesCache(metrics);
   return async function trackRequest(ctx: Context, next: Next): Promise<void> {
     const startedAt = process.hrtime.bigint();
     const requestId = requestIdFrom(ctx.get('x-request-id') || undefined);
@@ -35,38 +36,56 @@ export function requestContext(deps: { logger: Logger; metrics: Metrics }) {
     try {
       await next();
     } finally {
-      recordWhenDone();
-    }
-
-    function recordWhenDone(): void {
       // A streamed body (SSE) is still being written when the middleware chain returns: record
       // when the response really ends, so duration and status cover the whole stream.
-      if (isStream(ctx.body) && !ctx.res.writableEnded) ctx.res.once('close', record);
-      else record();
-    }
-
-    function record(): void {
-      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      const route = routeTemplateOf(ctx);
-      const status = ctx.status;
-      const labels = { method: ctx.method, route, status: String(status) };
-      metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe(labels, seconds);
-      logger[status >= 500 ? 'error' : 'info'](
-        {
-          reqId: requestId,
-          method: ctx.method,
-          route,
-          path: ctx.path,
-          status,
-          ms: Math.round(seconds * 10_000) / 10,
-          wallet: (ctx.state.wallet as string | undefined) ?? null,
-          ...errorFields(ctx.state.error as GatewayError | undefined, status),
-        },
-        'request',
-      );
+      if (isStream(ctx.body) && !ctx.res.writableEnded) ctx.res.once('close', () => record(ctx, startedAt, requestId, logger, series));
+      else record(ctx, startedAt, requestId, logger, series);
     }
   };
+}
+
+function record(ctx: Context, startedAt: bigint, requestId: string, logger: Logger, series: SeriesCache): void {
+  const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+  const route = routeTemplateOf(ctx);
+  const status = ctx.status;
+  const method = ctx.method;
+  const handles = series.of(method, route, status);
+  handles.requests.inc();
+  handles.duration.observe(seconds);
+  const error = ctx.state.error as GatewayError | undefined;
+  const line = {
+    reqId: requestId,
+    method,
+    route,
+    path: ctx.path,
+    status,
+    ms: Math.round(seconds * 10_000) / 10,
+    wallet: (ctx.state.wallet as string | undefined) ?? null,
+  };
+  if (status >= 500) logger.error(error ? { ...line, ...errorFields(error, status) } : line, 'request');
+  else logger.info(error ? { ...line, ...errorFields(error, status) } : line, 'request');
+}
+
+/**
+ * The HTTP metrics' child handles per (method, route template, status), made once: prom-client
+ * otherwise checks and copies the label object on every request. Label sets are bounded (Node
+ * accepts a fixed list of methods; routes are templates), so the cache is too.
+ */
+class SeriesCache {
+  private readonly handles = new Map<string, { requests: { inc(): void }; duration: { observe(value: number): void } }>();
+
+  constructor(private readonly metrics: Metrics) {}
+
+  of(method: string, route: string, status: number): { requests: { inc(): void }; duration: { observe(value: number): void } } {
+    const key = `${method} ${status} ${route}`;
+    let handles = this.handles.get(key);
+    if (handles === undefined) {
+      const labels = { method, route, status: String(status) };
+      handles = { requests: this.metrics.httpRequests.labels(labels), duration: this.metrics.httpDuration.labels(labels) };
+      this.handles.set(key, handles);
+    }
+    return handles;
+  }
 }
 
 function errorFields(error: GatewayError | undefined, status: number): Record<string, unknown> {
