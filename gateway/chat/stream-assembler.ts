@@ -68,16 +68,15 @@ export class StreamAssembler {
   }
 
   private takeDelta(delta: Json): void {
-    for (const key of ['reasoning_content', 'reasoning'] as const) {
-      const reasoning = delta[key];
-      if (typeof reasoning === 'string') this.otherChars += reasoning.length;
-    }
-    if (typeof delta.content === 'string' && delta.content !== '') this.emit(this.filter.push(delta.content));
-    const toolCalls = delta.tool_calls;
+    const { reasoning_content: reasoningContent, reasoning, content, tool_calls: toolCalls } = delta;
+    if (typeof reasoningContent === 'string') this.otherChars += reasoningContent.length;
+    if (typeof reasoning === 'string') this.otherChars += reasoning.length;
+    if (typeof content === 'string' && content !== '') this.emit(this.filter.push(content));
     if (Array.isArray(toolCalls)) {
-      toolCalls.forEach((call, position) => {
+      for (let position = 0; position < toolCalls.length; position++) {
+        const call: unknown = toolCalls[position];
         if (isObject(call)) this.takeToolCall(call, position);
-      });
+      }
     }
   }
 

@@ -98,9 +98,13 @@ export class UpstreamClient {
    * JSON is reused rather than rebuilt per call (it is most of the body's size).
    */
   private serialize(params: UpstreamChatParams): string {
-    const { tools, messages, ...rest } = params;
+    const { tools, messages } = params;
     let body = `{"model":${this.modelJson},"stream":true,"stream_options":{"include_usage":true},"messages":${JSON.stringify(messages)}`;
-    for (const [key, value] of Object.entries(rest)) if (value !== undefined) body += `,"${key}":${JSON.stringify(value)}`;
+    for (const key in params) {
+      if (key === 'messages' || key === 'tools') continue;
+      const value = params[key as keyof UpstreamChatParams];
+      if (value !== undefined) body += `,"${key}":${JSON.stringify(value)}`;
+    }
     if (tools && tools.length) {
       if (tools !== this.lastTools) {
         this.lastTools = tools;
