@@ -76,6 +76,10 @@ export class ChildProcessTransport implements Transport {
         cwd: this.options.cwd,
         stdio: ['pipe', 'pipe', 'pipe'],
         shell: false,
+        // Its own process group: a Ctrl-C or a group-wide SIGTERM reaches only the gateway, which
+        // drains in-flight tool calls first and then closes its children itself. If the gateway
+        // dies outright, the child sees stdin end and exits (tool-servers/kit/run-stdio.ts).
+        detached: true,
       });
       this.child = child;
       let markExited!: () => void;

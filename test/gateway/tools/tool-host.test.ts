@@ -259,6 +259,9 @@ describe('tool host with fixture servers', () => {
   test('close() ends every child: no process survives (checked by pid)', async () => {
     const pids = ['echo', 'slow', 'exits', 'changing', 'shouty'].map((name) => host.server(name)!.pid!);
     assert.ok(pids.every((pid) => typeof pid === 'number' && isAlive(pid)));
+    // Each child leads its own process group, so a terminal's Ctrl-C reaches only the gateway,
+    // which drains first and closes its children itself.
+    for (const pid of pids) assert.equal(processGroupOf(pid), pid);
     await host.close();
     assert.deepEqual(pids.filter(isAlive), []);
     const err = await failure(host.callTool('echo', { text: 'x' }));
@@ -334,3 +337,9 @@ describe('tool host start-up rules', () => {
     );
   });
 });
+
+/** Field 5 of /proc/<pid>/stat: the process group id. */
+function processGroupOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
