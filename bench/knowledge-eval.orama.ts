@@ -8,7 +8,8 @@
  */
 import { create, insertMultiple, search, type Results, type TypedDocument } from '@orama/orama';
 import type { CorpusProject } from '../tool-servers/knowledge/corpus.js';
-import { FIELD_BOOSTS, isRelevant, largestIdf, type RelevanceThreshold, type ScoredHit } from '../tool-servers/knowledge/knowledge-index.js';
+import { FIELD_BOOSTS, isRelevant, type RelevanceThreshold, type ScoredHit } from '../tool-servers/knowledge/knowledge-index.js';
+import { createTermWeights, largestIdf } from '../tool-servers/knowledge/term-weights.js';
 import { distinctiveNameTerms } from '../tool-servers/knowledge/project-name-terms.js';
 import { bestSnippet } from '../tool-servers/knowledge/snippet.js';
 import { normalizeTerm, queryTerms, tokenize } from '../tool-servers/knowledge/text-terms.js';
@@ -24,7 +25,7 @@ export interface OramaHit {
 }
 
 export interface OramaKnowledgeIndex {
-  /** knowledge_search's answerability rule applied to Orama's hits: [] when nothing answers. */
+  /** knowledge_search's threshold (without its query synonyms, section intents and foreign-name rule) applied to Orama's hits: [] when nothing answers. */
   search(query: string, limit: number, threshold: RelevanceThreshold): OramaHit[];
   /** Orama's own cut-off instead: `threshold: 0` keeps only chunks matching every query term. */
   searchAllTerms(query: string, limit: number): OramaHit[];
@@ -84,6 +85,8 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
   // What the answerability rule needs and Orama does not report: which query terms a hit matched.
   const termsOf = new Map(documents.map((doc) => [doc.id, new Set(queryTerms(SEARCHED.map((field) => doc[field]).join(' ')))]));
   const nameTerms = distinctiveNameTerms(projects);
+  const weights = createTermWeights(termsOf.values());
+  const ownNames = new Map(projects.map((p) => [p.id, new Set(queryTerms([p.name, ...p.aliases, p.token ?? ''].join(' ')))]));
   const maxIdf = largestIdf(documents.length);
 
   const run = (terms: string[], threshold: 0 | 1): Results<TypedDocument<typeof db>> => {
@@ -96,10 +99,10 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
   type Hit = Results<TypedDocument<typeof db>>['hits'][number];
 
   // Computed only for the hits the rule looks at: Orama reports scores, not which terms matched.
-  const matchedWords = (hit: Hit, terms: string[]): { matched: number; words: Set<string> } => {
+  const matchedWords = (hit: Hit, terms: string[]): { matched: string[]; words: Set<string> } => {
     const docTerms = termsOf.get(hit.id) ?? new Set<string>();
     const words = new Set<string>();
-    let matched = 0;
+    const matched: string[] = [];
     for (const term of terms) {
       let found = false;
       for (const word of docTerms) {
@@ -108,7 +111,7 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
           found = true;
         }
       }
-      if (found) matched++;
+      if (found) matched.push(term);
     }
     return { matched, words };
   };
@@ -124,8 +127,9 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
       snippet: '',
       score: hit.score,
       source_url: '',
-      matchedTerms: matched,
-      coverage: matched / terms.length,
+      matchedTerms: matched.length,
+      coverage: matched.length / terms.length,
+      distinctiveWeight: [...words].some((word) => ownNames.get(doc.projectId)?.has(word)) ? 1 : Math.max(0, ...matched.map((term) => weights.weight(term))),
       namesProject: [...words].some((word) => nameTerms.get(doc.projectId)?.has(word)),
       scorePerTerm: hit.score / terms.length / maxIdf,
     };

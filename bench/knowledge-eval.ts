@@ -3,16 +3,20 @@
  * the same corpus in Orama for comparison (bench/knowledge-eval.orama.ts).
  *
  *   npx tsx bench/knowledge-eval.ts            # figures for the shipped settings
- *   npx tsx bench/knowledge-eval.ts --sweep    # also the threshold grid, on the calibration set only
+ *   npx tsx bench/knowledge-eval.ts --sweep    # also the threshold grid, on the tuning sets only
  *
- * The questions come in two sets. `calibration` is what the threshold was tuned on, so its figures
- * flatter the search; `heldout` was written afterwards and never used for tuning: its figures are
- * the honest estimate. For each set it prints recall@1 and recall@3 (expected project and section
- * among the top results) and the share of unanswerable questions that return [], for
- * knowledge_search, plain MiniSearch (defaults, no threshold) and Orama (the same chunks, tokenizer
- * and boosts; without a threshold, with knowledge_search's answerability rule and its score bar
- * recalibrated for Orama's scale on the calibration set, and with Orama's own all-terms threshold). Then index build time and p50/p99 search latency for both engines.
- * Exits 1 when a target (recall@3 ≥ 0.9, unanswerable empty ≥ 0.9) is missed on either set.
+ * The questions come in three sets. `calibration` is what the threshold was first tuned on.
+ * `heldout` was written afterwards and measured the first version honestly; its misses were then
+ * studied and the search changed, so it is a tuning set now too. `heldout_v2` was written and
+ * committed before that work and never used for it: its figures are the honest estimate, and
+ * only they decide the exit code. For each set it prints recall@1 and recall@3 (expected project
+ * and section among the top results) and the share of unanswerable questions that return [], for
+ * knowledge_search, plain MiniSearch (defaults, no threshold) and Orama (the same chunks,
+ * tokenizer and boosts; without a threshold, with knowledge_search's threshold — coverage,
+ * distinctive word, score bar recalibrated for Orama's scale on the tuning sets — but without its
+ * query synonyms, section intents and foreign-name rule, and with Orama's own all-terms
+ * threshold). Then index build time and p50/p99 search latency for both engines.
+ * Exits 1 when a target (recall@3 ≥ 0.9, unanswerable empty ≥ 0.9) is missed on heldout_v2.
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -28,14 +32,17 @@ const questionSet = (minAnswerable: number, minUnanswerable: number) =>
     answerable: z.array(z.object({ question: z.string().min(1), project: z.string().min(1), section: z.string().min(1) })).min(minAnswerable),
     unanswerable: z.array(z.string().min(1)).min(minUnanswerable),
   });
-const evalSchema = z.object({ calibration: questionSet(40, 10), heldout: questionSet(15, 4) });
+const evalSchema = z.object({ calibration: questionSet(40, 10), heldout: questionSet(15, 4), heldout_v2: questionSet(30, 10) });
 type QuestionSet = z.infer<ReturnType<typeof questionSet>>;
 
 const data = evalSchema.parse(JSON.parse(readFileSync(new URL('./knowledge-eval.json', import.meta.url), 'utf8')));
 const sets: Array<[string, QuestionSet]> = [
   ['calibration (tuned on)', data.calibration],
-  ['held-out (never tuned on)', data.heldout],
+  ['first held-out (seen, tuned on since)', data.heldout],
+  ['heldout_v2 (never tuned on)', data.heldout_v2],
 ];
+const tuningSets = [data.calibration, data.heldout];
+const honestSet = data.heldout_v2;
 const projects = loadCorpus(new URL('../config/knowledge', import.meta.url).pathname);
 
 // Every expected label must exist, or recall would be silently capped.
@@ -112,13 +119,14 @@ const plainSearch: Searcher = (question) => plain.search(question).map((r) => ({
 
 // Orama scores with length-normalised term frequency, so its scores run several times lower
 // than MiniSearch's and the score bar must be found again for it. Found the same way and on the
-// same questions as the shipped one: the highest bar on the calibration set that keeps the best
-// recall@3 among bars leaving ≥ 0.9 of its unanswerable questions empty.
+// same questions as the shipped one: the highest bar on the tuning sets that keeps the best
+// recall@3 among bars leaving ≥ 0.9 of their unanswerable questions empty.
+const tuning: QuestionSet = { answerable: tuningSets.flatMap((set) => set.answerable), unanswerable: tuningSets.flatMap((set) => set.unanswerable) };
 function calibrateOramaScoreBar(): RelevanceThreshold {
   let best = { threshold: DEFAULT_THRESHOLD, recallAt3: -1 };
   for (const minScorePerTerm of [0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9]) {
     const threshold = { ...DEFAULT_THRESHOLD, minScorePerTerm };
-    const q = measure((question) => orama.index.search(question, 3, threshold), data.calibration);
+    const q = measure((question) => orama.index.search(question, 3, threshold), tuning);
     if (q.unanswerableEmpty >= 0.9 && q.recallAt3 >= best.recallAt3) best = { threshold, recallAt3: q.recallAt3 };
   }
   return best.threshold;
@@ -129,7 +137,7 @@ const engines: Array<[string, Searcher]> = [
   ['knowledge_search (MiniSearch)', tuned(DEFAULT_THRESHOLD)],
   ['plain MiniSearch, no threshold', plainSearch],
   [`Orama, no threshold (tolerance ${ORAMA_TOLERANCE})`, (question) => orama.index.searchAnyTerm(question, 3)],
-  [`Orama, same rule, score bar ${oramaThreshold.minScorePerTerm}`, (question) => orama.index.search(question, 3, oramaThreshold)],
+  [`Orama, same threshold, bar ${oramaThreshold.minScorePerTerm}`, (question) => orama.index.search(question, 3, oramaThreshold)],
   ['Orama, own threshold 0 (all terms)', (question) => orama.index.searchAllTerms(question, 3)],
 ];
 
@@ -137,7 +145,7 @@ const fmt = (x: number) => x.toFixed(3);
 const sectionCount = projects.reduce((sum, p) => sum + p.sections.length, 0);
 console.log(`corpus: ${projects.length} projects, ${sectionCount} sections`);
 console.log(`threshold: ${JSON.stringify(DEFAULT_THRESHOLD)}`);
-let met = true;
+let met = false;
 const shippedMisses: string[] = [];
 for (const [name, set] of sets) {
   const noHeadingWord = set.answerable.filter((item) => !sharesHeadingWord(item.question, item.section)).length;
@@ -147,7 +155,7 @@ for (const [name, set] of sets) {
     const q = measure(search, set);
     console.log(`${engine.padEnd(40)}${fmt(q.recallAt1)}     ${fmt(q.recallAt3)}     ${fmt(q.unanswerableEmpty)}            ${q.answerableEmpty}`);
     if (i === 0) {
-      met &&= q.recallAt3 >= 0.9 && q.unanswerableEmpty >= 0.9;
+      if (set === honestSet) met = q.recallAt3 >= 0.9 && q.unanswerableEmpty >= 0.9;
       if (q.misses.length > 0) shippedMisses.push(`${name}:`, ...q.misses);
     }
   });
@@ -172,7 +180,7 @@ function latency(search: (question: string) => unknown, budgetMs: number): { p50
 }
 const timed: Array<[string, number, (question: string) => unknown]> = [
   ['knowledge_search (MiniSearch)', mini.ms, (question) => index.search(question, { limit: 5 })],
-  [`Orama, same rule`, orama.ms, (question) => orama.index.search(question, 5, oramaThreshold)],
+  [`Orama, same threshold`, orama.ms, (question) => orama.index.search(question, 5, oramaThreshold)],
   ['Orama engine only (all terms)', orama.ms, (question) => orama.index.searchAllTerms(question, 5)],
   ['plain MiniSearch engine only', Number.NaN, (question) => plain.search(question)],
 ];
@@ -185,15 +193,15 @@ for (const [name, buildMs, search] of timed) {
 if (shippedMisses.length > 0) console.log(`\nmisses of knowledge_search:\n${shippedMisses.join('\n')}`);
 
 if (process.argv.includes('--sweep')) {
-  // Calibration set only: tuning on the held-out questions would make their figures meaningless.
-  console.log('\nthreshold sweep on the calibration set (recall@3 / unanswerable→[] / answerable→[]):');
+  // Tuning sets only: tuning on heldout_v2 would make its figures meaningless.
+  console.log('\nthreshold sweep on the tuning sets (recall@3 / unanswerable→[] / answerable→[]):');
   const perTerm = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2];
-  for (const minTermsWithProjectName of [2, Infinity]) {
-    console.log(`\nwith project name, min matched terms: ${minTermsWithProjectName}`);
+  for (const minDistinctiveWeight of [0, 0.5, 0.6, 0.65, 0.7]) {
+    console.log(`\nmin distinctive weight of a partial match: ${minDistinctiveWeight}`);
     console.log(`coverage \\ score/term  ${perTerm.map((s) => String(s).padEnd(16)).join('')}`);
     for (const minCoverage of [0, 0.34, 0.5, 0.6, 0.67, 0.75]) {
       const row = perTerm.map((minScorePerTerm) => {
-        const q = measure(tuned({ ...DEFAULT_THRESHOLD, minCoverage, minTermsWithProjectName, minScorePerTerm }), data.calibration);
+        const q = measure(tuned({ ...DEFAULT_THRESHOLD, minCoverage, minDistinctiveWeight, minScorePerTerm }), tuning);
         return `${q.recallAt3.toFixed(2)}/${q.unanswerableEmpty.toFixed(2)}/${q.answerableEmpty}`.padEnd(16);
       });
       console.log(`${String(minCoverage).padEnd(22)} ${row.join('')}`);
@@ -201,5 +209,5 @@ if (process.argv.includes('--sweep')) {
   }
 }
 
-console.log(`\ntargets for knowledge_search on both sets (recall@3 ≥ 0.9, unanswerable→[] ≥ 0.9): ${met ? 'met' : 'MISSED'}`);
+console.log(`\ntargets for knowledge_search on heldout_v2 (recall@3 ≥ 0.9, unanswerable→[] ≥ 0.9): ${met ? 'met' : 'MISSED'}`);
 if (!met) process.exitCode = 1;

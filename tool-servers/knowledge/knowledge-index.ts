@@ -3,6 +3,10 @@ import type { CorpusProject } from './corpus.js';
 import { normalizeTerm, queryTerms, tokenize } from './text-terms.js';
 import { bestSnippet } from './snippet.js';
 import { distinctiveNameTerms } from './project-name-terms.js';
+import { queryWords, type QueryWord } from './query-words.js';
+import { INTENT_BOOST, sectionIntent } from './section-intent.js';
+import { foreignNames } from './foreign-names.js';
+import { createTermWeights, largestIdf } from './term-weights.js';
 
 /** One search hit: a section of a project page. */
 export interface KnowledgeHit {
@@ -16,14 +20,14 @@ export interface KnowledgeHit {
 }
 
 /**
- * When a hit counts as an answer. Calibrated on the calibration set of bench/knowledge-eval.json
- * (its held-out set measures how well that generalises): an unanswerable question usually shares
- * one or two incidental words with the corpus ("consensus", "proof"),
- * an answerable one shares most of its words with its passage, or names the project (name,
+ * When a hit counts as an answer. Calibrated on the calibration sets of bench/knowledge-eval.json
+ * (its heldout_v2 set measures how well that generalises): an unanswerable question usually
+ * shares one or two incidental, common words with the corpus ("trading", "fees", "account"), an
+ * answerable one shares most of its specific words with its passage, or names the project (name,
  * alias or token symbol) plus something about it.
  */
 export interface RelevanceThreshold {
-  /** Share of the query's terms the hit must match (exactly, by prefix or within typo distance)… */
+  /** Share of the query's words the hit must match (exactly, by prefix, within typo distance or by a synonym)… */
   minCoverage: number;
   /** …unless it matches the project's name or alias and at least this many query terms in all. */
   minTermsWithProjectName: number;
@@ -32,11 +36,23 @@ export interface RelevanceThreshold {
    * queries nor large corpora shift it.
    */
   minScorePerTerm: number;
+  /**
+   * A hit that leaves some query words unmatched must match at least one word this specific
+   * (idf weight, 0–1) or its own project's name: a passage that shares only words found all
+   * over the corpus ("token", "fee", "open") with a longer question matched by accident.
+   */
+  minDistinctiveWeight: number;
   /** Once a query is answerable, further hits must score at least this share of the best one. */
   minRelativeScore: number;
 }
 
-export const DEFAULT_THRESHOLD: RelevanceThreshold = { minCoverage: 0.6, minTermsWithProjectName: 2, minScorePerTerm: 0.9, minRelativeScore: 0.25 };
+export const DEFAULT_THRESHOLD: RelevanceThreshold = {
+  minCoverage: 0.6,
+  minTermsWithProjectName: 2,
+  minScorePerTerm: 0.9,
+  minDistinctiveWeight: 0.65,
+  minRelativeScore: 0.25,
+};
 
 export interface KnowledgeSearchOptions {
   /** Project id (file name) to search within; resolve names and aliases with resolveProject. */
@@ -48,10 +64,12 @@ export interface KnowledgeSearchOptions {
 /** A hit before thresholding, for calibration. */
 export interface ScoredHit extends KnowledgeHit {
   projectId: string;
-  /** Distinct query terms the hit matched. */
+  /** Distinct query words the hit matched (by the word or a synonym). */
   matchedTerms: number;
-  /** matchedTerms / query terms. */
+  /** matchedTerms / query words. */
   coverage: number;
+  /** The largest idf weight among the matched words; 1 when they include the name of the hit's project or the search is filtered on it. */
+  distinctiveWeight: number;
   /** Whether a query term matched the project's name, alias or token symbol. */
   namesProject: boolean;
   scorePerTerm: number;
@@ -60,6 +78,10 @@ export interface ScoredHit extends KnowledgeHit {
 /** Whether `hit` passes `threshold`. */
 export function isRelevant(hit: ScoredHit, threshold: RelevanceThreshold): boolean {
   if (hit.scorePerTerm < threshold.minScorePerTerm) return false;
+  // A passage that matches every word of the question answers it however common the words
+  // ("governance token"). One that leaves words out must have matched a specific one, or its
+  // match is incidental.
+  if (hit.coverage < 1 && hit.distinctiveWeight < threshold.minDistinctiveWeight) return false;
   return hit.coverage >= threshold.minCoverage || (hit.namesProject && hit.matchedTerms >= threshold.minTermsWithProjectName);
 }
 
@@ -88,6 +110,9 @@ interface Chunk {
 // Name and aliases (with the token symbol) are copied into every chunk of a project and boosted,
 // so "stETH risks" finds Lido's Risks section even though its text may not repeat "stETH".
 export const FIELD_BOOSTS = { project: 3, aliases: 2.5, section: 2, category: 1, text: 1 };
+
+/** What a synonym's match is worth next to the word the user typed. */
+export const SYNONYM_WEIGHT = 0.5;
 
 /**
  * Build the in-memory full-text index (MiniSearch, BM25+) over the sections of `projects`.
@@ -120,6 +145,13 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
   }
 
   const nameTerms = distinctiveNameTerms(projects);
+  // A project's name is copied into each of its passages and often mentioned on other pages
+  // ("Ethereum"), which makes it look common; a question naming the passage's own project is
+  // still as specific as a question can be.
+  const ownNames = new Map(projects.map((p) => [p.id, new Set(queryTerms([p.name, ...p.aliases, p.token ?? ''].join(' ')))]));
+  const weights = createTermWeights(
+    [...chunks.values()].map((chunk) => new Set(queryTerms([chunk.project, chunk.aliases, chunk.category, chunk.section, chunk.text].join(' ')))),
+  );
   const miniSearch = new MiniSearch<Chunk>({
     fields: ['project', 'aliases', 'category', 'section', 'text'],
     storeFields: [],
@@ -130,25 +162,34 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
   const maxIdf = largestIdf(chunks.size);
 
   const candidates = (query: string, options: Omit<KnowledgeSearchOptions, 'threshold'> = {}): ScoredHit[] => {
-    const terms = queryTerms(query);
-    if (terms.length === 0 || chunks.size === 0) return [];
-    const results = miniSearch.search(terms.join(' '), {
+    const words = queryWords(query);
+    if (words.length === 0 || chunks.size === 0) return [];
+    // The words as typed get prefix and typo matching; their synonyms only match exactly and
+    // count for less, so a synonym helps a passage without outranking one that uses the word.
+    const typed = new Set(words.map((word) => word.term));
+    const searched = [...typed, ...new Set(words.flatMap((word) => word.alternatives.slice(1)).filter((term) => !typed.has(term)))];
+    const intended = sectionIntent(query);
+    const results = miniSearch.search(searched.join(' '), {
       // The query is already split and normalised: do not stem the stems again.
       tokenize: (text) => text.split(' '),
       processTerm: (term) => term,
       boost: FIELD_BOOSTS,
-      prefix: (term) => term.length >= 3,
+      boostTerm: (term) => (typed.has(term) ? 1 : SYNONYM_WEIGHT),
+      boostDocument: intended.size > 0 ? (id) => (intended.has((chunks.get(id) as Chunk).section) ? INTENT_BOOST : 1) : undefined,
+      prefix: (term) => typed.has(term) && term.length >= 3,
       // One typo from 5 letters, two from 8 (a swapped pair of letters counts as two).
-      fuzzy: (term) => (term.length >= 8 ? 2 : term.length >= 5 ? 1 : false),
+      fuzzy: (term) => (!typed.has(term) ? false : term.length >= 8 ? 2 : term.length >= 5 ? 1 : false),
       combineWith: 'OR',
       filter: options.projectId ? (result) => chunks.get(result.id)?.projectId === options.projectId : undefined,
     });
-    return results.slice(0, options.limit ?? results.length).map((result) => toHit(result, terms.length));
+    return results.slice(0, options.limit ?? results.length).map((result) => toHit(result, words, options.projectId !== undefined));
   };
 
-  const toHit = (result: SearchResult, termCount: number): ScoredHit => {
+  // A caller that filters on a project has named it as surely as the question could.
+  const toHit = (result: SearchResult, words: QueryWord[], projectChosen: boolean): ScoredHit => {
     const chunk = chunks.get(result.id) as Chunk;
-    const matchedTerms = new Set(result.queryTerms).size;
+    const hitTerms = new Set(result.queryTerms);
+    const matched = words.filter((word) => word.alternatives.some((term) => hitTerms.has(term)));
     return {
       project: chunk.project,
       projectId: chunk.projectId,
@@ -157,10 +198,14 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       snippet: bestSnippet(chunk.text, new Set(result.terms)),
       score: Math.round(result.score * 1000) / 1000,
       source_url: chunk.sourceUrl,
-      matchedTerms,
-      coverage: matchedTerms / termCount,
+      matchedTerms: matched.length,
+      coverage: matched.length / words.length,
+      distinctiveWeight:
+        projectChosen || Object.keys(result.match).some((term) => ownNames.get(chunk.projectId)?.has(term))
+          ? 1
+          : Math.max(0, ...matched.map((word) => weights.weight(word.term))),
       namesProject: Object.keys(result.match).some((term) => nameTerms.get(chunk.projectId)?.has(term)),
-      scorePerTerm: result.score / termCount / maxIdf,
+      scorePerTerm: result.score / words.length / maxIdf,
     };
   };
 
@@ -171,6 +216,10 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     search(query, options = {}) {
       const threshold = options.threshold ?? DEFAULT_THRESHOLD;
       const all = candidates(query, { projectId: options.projectId });
+      // A name the corpus has never seen ("PancakeSwap", "Binance") is what the question is
+      // about; unless a project is named too (or the caller chose one), its other words match
+      // by accident.
+      if (!options.projectId && foreignNames(query, weights.vocabulary).length > 0 && !all.some((hit) => hit.namesProject)) return [];
       // Answerability is decided once per query, by its strongest hit; the weaker passages that
       // follow are kept while they score close enough to the best, so a passage that matched
       // fewer of the words still appears after the one that matched them all.
@@ -179,17 +228,9 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       return all
         .filter((hit) => hit.score >= best.score * threshold.minRelativeScore)
         .slice(0, options.limit ?? 5)
-        .map(({ projectId: _p, matchedTerms: _m, coverage: _c, namesProject: _n, scorePerTerm: _s, ...hit }) => hit);
+        .map(({ projectId: _p, matchedTerms: _m, coverage: _c, distinctiveWeight: _d, namesProject: _n, scorePerTerm: _s, ...hit }) => hit);
     },
   };
-}
-
-/**
- * BM25's largest inverse document frequency (a term found in one of `chunkCount` chunks).
- * Scores divided by it keep the threshold meaningful whether the folder holds 3 projects or 300.
- */
-export function largestIdf(chunkCount: number): number {
-  return Math.log(1 + (Math.max(chunkCount, 1) - 0.5) / 1.5);
 }
 
 // The governance forum answers governance questions better than the home page.

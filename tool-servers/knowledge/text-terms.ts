@@ -15,6 +15,8 @@ const STOP_WORDS = new Set(
     'one only or other our ours out over own per please same say says she should so some such tell than that the their theirs them then there ' +
     'these they this those through to too under until up us use used using very via want was way we well were what whats when where whether ' +
     'which while who whom whose why will with within without would yes yet you your yours ' +
+    // contractions typed without the apostrophe ("whos behind base") or split at it ("doesn't" → "doesn", "t")
+    'whos hows wheres whens whys im ive dont don doesnt doesn didnt didn isnt isn arent aren cant wont thats theres ' +
     // link noise: URLs are indexed as words, their scheme and top-level domains are not content
     'http https www com org io xyz'
   ).split(' '),

@@ -190,6 +190,35 @@ describe('knowledge_search over the real corpus', () => {
     }
   });
 
+  test('a question about a name the corpus never uses is empty, unless a project is named or chosen too', async () => {
+    for (const query of ['How do I bridge my tokens to Avalanche?', 'What are the trading fees on PancakeSwap?', 'How do I open an account on Binance?']) {
+      assert.deepEqual((await knowledge.call({ query })).results, [], query);
+    }
+    const named = await knowledge.call({ query: 'Can I bridge from Avalanche to Arbitrum?' });
+    assert.deepEqual([named.results[0]?.project, named.results[0]?.section], ['Arbitrum', 'How it works']);
+    const chosen = await knowledge.call({ query: 'How do I bridge my tokens to Avalanche?', project: 'Polygon' });
+    assert.deepEqual([chosen.results[0]?.project, chosen.results[0]?.section], ['Polygon', 'How it works']);
+  });
+
+  test('a partial match on words common across the corpus is not an answer; a full one is', async () => {
+    // Lower case, so no word looks like a name: "trading" and "fees" are on many pages, "pancakeswap" on none.
+    assert.deepEqual((await knowledge.call({ query: 'what are the trading fees on pancakeswap' })).results, []);
+    assert.equal((await knowledge.call({ query: 'governance token holders vote' })).results.length, 5);
+  });
+
+  test('casual phrasing reaches the words of the pages, and the section a question asks about ranks first', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['whos behind base', 'Base', 'Overview'],
+      ['How often does my stETH balance go up?', 'Lido', 'How it works'],
+      ['Has Polygon PoS ever gone down?', 'Polygon', 'Risks'],
+      ['If my ENS name lapses, how long until somebody else can take it?', 'ENS', 'Risks'],
+    ];
+    for (const [question, project, section] of cases) {
+      const { results } = await knowledge.call({ query: question });
+      assert.deepEqual([results[0]?.project, results[0]?.section], [project, section], question);
+    }
+  });
+
   test('limit bounds the results; bad arguments are invalid_arguments with the field', async () => {
     const { results } = await knowledge.call({ query: 'governance token', limit: 2 });
     assert.equal(results.length, 2);

@@ -1,0 +1,25 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { queryWords } from '../../../tool-servers/knowledge/query-words.js';
+
+test('queryWords: casual words carry their synonyms, other words only themselves', () => {
+  const words = queryWords('whos behind base');
+  // "whos" is a contraction of a question word: dropped like "who".
+  assert.deepEqual(words.map((word) => word.term), ['behind', 'bas']);
+  assert.ok(words[0].alternatives.includes('incubat') && words[0].alternatives.includes('found'));
+  assert.equal(words[0].alternatives[0], 'behind');
+  assert.deepEqual(words[1].alternatives, ['bas']);
+});
+
+test('queryWords: "go up" and "gone down" become one word each before splitting', () => {
+  const up = queryWords('How often does my stETH balance go up?');
+  assert.deepEqual(up.map((word) => word.term), ['often', 'steth', 'balanc', 'increas']);
+  assert.ok(['grow', 'accru', 'rebas'].every((term) => up[3].alternatives.includes(term)));
+  const down = queryWords('Has Polygon PoS ever gone down?');
+  assert.deepEqual(down.map((word) => word.term), ['polygon', 'pos', 'outag']);
+});
+
+test('queryWords: a word repeated or written twice in a group counts once', () => {
+  assert.deepEqual(queryWords('fees fee Fees').map((word) => word.term), ['fee']);
+  assert.deepEqual(queryWords(''), []);
+});

@@ -1,0 +1,68 @@
+import { normalizeTerm, queryTerms, tokenize } from './text-terms.js';
+
+/**
+ * How a question's casual words reach the words the corpus uses. Applied to queries only: the
+ * pages are written in one register ("incubated by", "rebases daily", "outages"), people ask in
+ * another ("who's behind", "go up", "gone down"). Each group is a set of words that answer the
+ * same question; a query word from a group also looks for the others. The groups are about the
+ * language of questions in general, not about any one project, so a page added by an operator
+ * benefits from them as much as the shipped ones.
+ */
+const SYNONYM_GROUPS: readonly string[] = [
+  // who is behind a project: the Overview sections say "founded by", "started by", "incubated by"
+  'behind founded founder founders team creator created invented inventor started incubated',
+  // a balance or a value that goes up
+  'increase grow grows rise rises accrue accrues rebase',
+  // a network that stops
+  'outage outages halt halted stall offline downtime',
+  'fee fees cost costs charge charges',
+  'risk risks risky danger dangerous unsafe',
+  'hack hacked exploit exploited attack attacks drained theft stolen',
+  'lose losing lost loss',
+  'lapse lapses lapsed expire expires expired',
+  'somebody someone anybody anyone',
+  'airdrop airdropped stakedrop distributed distribution',
+  'unstake unstaking withdraw withdrawal withdrawals',
+  'money funds',
+  'vote votes voting decide decides',
+];
+
+// Two-word phrases whose meaning no single word carries; rewritten before splitting.
+const PHRASES: ReadonlyArray<[RegExp, string]> = [
+  [/\b(go|goes|going|went|gone)\s+up\b/gi, 'increase'],
+  [/\b(go|goes|going|went|gone)\s+down\b/gi, 'outage'],
+];
+
+const groupOf = new Map<string, string[]>();
+for (const line of SYNONYM_GROUPS) {
+  const terms = queryTerms(line);
+  for (const term of terms) groupOf.set(term, terms);
+}
+
+/** One query word and the terms that satisfy it: the word itself first, then its synonyms. */
+export interface QueryWord {
+  term: string;
+  alternatives: string[];
+}
+
+/**
+ * The search terms of a question, each with the synonyms it accepts.
+ *
+ * @example
+ * queryWords('whos behind base')
+ * // [{ term: 'behind', alternatives: ['behind', 'found', 'founder', …] }, { term: 'bas', alternatives: ['bas'] }]
+ */
+export function queryWords(query: string): QueryWord[] {
+  let text = query;
+  for (const [pattern, replacement] of PHRASES) text = text.replace(pattern, replacement);
+  const words: QueryWord[] = [];
+  const seen = new Set<string>();
+  for (const raw of tokenize(text)) {
+    const term = normalizeTerm(raw);
+    if (!term || seen.has(term)) continue;
+    seen.add(term);
+    const group = groupOf.get(term) ?? [term];
+    words.push({ term, alternatives: [term, ...group.filter((other) => other !== term)] });
+  }
+  return words;
+}
