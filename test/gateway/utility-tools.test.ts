@@ -137,11 +137,14 @@ describe('utility tools through the gateway', () => {
       'DEFILLAMA_BASE_URL',
       'BINANCE_BASE_URL',
       'COINCAP_BASE_URL',
+      'COINCAP_API_KEY',
       'OPEN_METEO_BASE_URL',
       'OPEN_METEO_GEOCODING_BASE_URL',
       'PRICE_PROVIDERS',
       'PRICE_CACHE_TTL_MS',
+      'PRICE_FALLBACK_DEADLINE_MS',
       'UTILITY_TIMEOUT_MS',
+      'LOG_LEVEL',
     ];
     assert.deepEqual(shipped.mcpServers.utility.env, Object.fromEntries(names.map((name) => [name, `\${${name}}`])));
   });
