@@ -8,6 +8,7 @@
  *   const client = new UpstreamClient({ model, apiKey: env.UPSTREAM_API_KEY, dispatcher: new Agent() })
  *   await client.streamChat({ messages, max_tokens: 256 }, { abort, onData: (data) => assembler.push(data) })
  */
+import { StringDecoder } from 'node:string_decoder';
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import type { ModelConfig } from '../config.js';
@@ -61,7 +62,9 @@ const MAX_ERROR_BODY = 16 * 1024;
 
 export class UpstreamClient {
   readonly modelId: string;
-  private readonly chatUrl: string;
+  /** Where chat calls go, split as the dispatcher takes it (no URL parsed per call). */
+  private readonly chatOrigin: string;
+  private readonly chatPath: string;
   private readonly modelsUrl: string;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
@@ -77,7 +80,8 @@ export class UpstreamClient {
     this.modelId = model.id;
     const base = new URL(model.upstream.baseUrl);
     const basePath = base.pathname.replace(/\/+$/, '');
-    this.chatUrl = `${base.origin}${basePath}/chat/completions${base.search}`;
+    this.chatOrigin = base.origin;
+    this.chatPath = `${basePath}/chat/completions${base.search}`;
     this.modelsUrl = `${base.origin}${basePath}/models${base.search}`;
     this.headers = { 'content-type': 'application/json', accept: 'text/event-stream' };
     // Credentials in the URL become a Basic header; the URL itself never reaches a message or log.
@@ -141,16 +145,23 @@ export class UpstreamClient {
         },
       });
       // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
-      // network chunks intact.
+      // network chunks intact. Node's StringDecoder rather than TextDecoder, which costs more per
+      // small chunk; unlike TextDecoder it keeps a leading byte-order mark, dropped here instead.
+      // (undici's own `setEncoding` sets no decoder.)
       // Events rather than `for await`: one promise per stream instead of one per chunk.
-      const decoder = new TextDecoder();
+      const decoder = new StringDecoder('utf8');
       const stream = response.body;
       // A server that ignores `stream: true` answers with one JSON completion: hand it over whole.
       const json = String(response.headers['content-type'] ?? '').startsWith('application/json');
       let whole = '';
+      let first = true;
       await new Promise<void>((resolve, reject) => {
         stream.on('data', (bytes: Buffer) => {
-          const text = decoder.decode(bytes, { stream: true });
+          let text = decoder.write(bytes);
+          if (first && text !== '') {
+            first = false;
+            if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+          }
           if (json) whole += text;
           else parser.feed(text);
         });
@@ -173,12 +184,14 @@ export class UpstreamClient {
     for (let attempt = 1; ; attempt++) {
       let response: Dispatcher.ResponseData;
       try {
-        response = await request(this.chatUrl, {
+        // The dispatcher's own `request`: undici's top-level one parses the URL string each call.
+        response = await this.options.dispatcher.request({
+          origin: this.chatOrigin,
+          path: this.chatPath,
           method: 'POST',
           headers: this.headers,
           body,
           signal: abort.emitter,
-          dispatcher: this.options.dispatcher,
           // Our own timer (above) decides timeouts; undici's only back it up.
           headersTimeout: this.timeoutMs + 1000,
           bodyTimeout: this.timeoutMs + 1000,
