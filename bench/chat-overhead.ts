@@ -249,13 +249,14 @@ async function main(): Promise<void> {
     }
     const a = figures.get(targets[0].name)!;
     const b = figures.get(targets[1].name)!;
+    const signed = (ms: number) => `${ms < 0 ? '−' : '+'}${Math.abs(ms).toFixed(3)}`;
     const report = (label: string, c: Figures) => {
       const addedB = b.p50_1 - a.p50_1;
       const addedC = c.p50_1 - a.p50_1;
       console.log(`\n${label}`);
-      console.log(`  added p50 @1: ${addedC.toFixed(3)} ms vs bare proxy ${addedB.toFixed(3)} ms → +${(addedC - addedB).toFixed(3)} ms (target ≤ 0.15)`);
+      console.log(`  added p50 @1: ${addedC.toFixed(3)} ms vs bare proxy ${addedB.toFixed(3)} ms → ${signed(addedC - addedB)} ms (target ≤ 0.15)`);
       console.log(`  throughput @50: ${(c.rps50 / b.rps50).toFixed(2)} × bare proxy (target ≥ 0.75)`);
-      console.log(`  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → +${(c.ttfb - b.ttfb).toFixed(3)} ms (target ≤ 0.5)`);
+      console.log(`  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → ${signed(c.ttfb - b.ttfb)} ms (target ≤ 0.5)`);
     };
     report(targets[2].name, figures.get(targets[2].name)!);
     report(`${targets[3].name} (no target)`, figures.get(targets[3].name)!);
