@@ -65,13 +65,19 @@ test('capped leaves short text alone and marks a cut', () => {
   assert.equal(capped('abcdef', 3), 'abc\n[truncated: 3 of 6 characters shown]');
 });
 
-test('ToolOffer converts MCP tools once and reuses the conversion', () => {
+test('ToolOffer converts MCP tools once per tool list and rebuilds for a new list, even under the same names', () => {
   const infos = [{ name: 't', description: 'd', inputSchema: { type: 'object', properties: { a: { type: 'string' } } }, params: ['a'], server: 's' }];
   const offer = new ToolOffer();
   const first = offer.functionsFor(infos);
   assert.deepEqual(first, [toFunctionTool(infos[0])]);
   assert.equal(offer.functionsFor(infos), first);
-  assert.equal(offer.functionsFor([...infos]), first);
-  assert.notEqual(offer.functionsFor([{ ...infos[0], name: 'u' }]), first);
+  const firstLength = offer.jsonLength;
+  // A restarted server (or list_changed): same server and name, new schema and description.
+  const restarted = [{ ...infos[0], description: 'new d', inputSchema: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } } } }];
+  const second = offer.functionsFor(restarted);
+  assert.deepEqual(second, [toFunctionTool(restarted[0])]);
+  assert.equal(second[0].function.description, 'new d');
+  assert.ok(offer.jsonLength > firstLength);
+  assert.equal(offer.functionsFor(restarted), second);
   assert.deepEqual(toFunctionTool({ ...infos[0], inputSchema: {} }).function.parameters, { type: 'object', properties: {} });
 });
