@@ -24,8 +24,6 @@ export interface RetryCase {
   status?: number;
   /** Error code of a connection failure, when no status arrived. */
   errorCode?: string;
-  /** The caller aborted (client gone, deadline, timeout): never retry. */
-  aborted?: boolean;
 }
 
 /**
@@ -34,7 +32,7 @@ export interface RetryCase {
  *   shouldRetry({ attempt: 1, maxAttempts: 3, status: 400 }) // false
  */
 export function shouldRetry(c: RetryCase): boolean {
-  if (c.aborted || c.attempt >= c.maxAttempts) return false;
+  if (c.attempt >= c.maxAttempts) return false;
   if (c.status !== undefined) return c.status === 429 || (c.status >= 500 && c.status !== 501);
   return c.errorCode !== undefined && TRANSIENT_CODES.has(c.errorCode);
 }

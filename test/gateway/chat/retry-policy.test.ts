@@ -22,7 +22,6 @@ test('shouldRetry: connection failures, 429 and 5xx are retried while attempts r
     [{ attempt: 1, maxAttempts: 3, status: 401 }, false],
     [{ attempt: 1, maxAttempts: 3, status: 404 }, false],
     [{ attempt: 3, maxAttempts: 3, status: 503 }, false],
-    [{ attempt: 1, maxAttempts: 3, status: 503, aborted: true }, false],
     [{ attempt: 1, maxAttempts: 1, status: 503 }, false],
   ];
   for (const [c, expected] of table) assert.equal(shouldRetry(c), expected, JSON.stringify(c));
