@@ -5,7 +5,8 @@
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
-import type { Ledger, Reservation } from '../accounts/types.js';
+import type { Ledger } from '../accounts/types.js';
+import { withCharge } from '../accounts/charging.js';
 import { InvalidRequest, type GatewayError } from '../errors.js';
 import { invalidToolArguments, toolNotFound } from '../tools/tool-errors.js';
 import type { ToolRunner } from '../tools/types.js';
@@ -67,18 +68,11 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     if (!tools.hasTool(name)) throw toolNotFound(name);
 
     const signal = callSignal(ctx, options.shuttingDown);
-    const reservation =
-      options.billing && ctx.state.billing === true
-        ? await options.billing.ledger.reserve(ctx.state.wallet as string, TOOL_EXECUTION_CREDITS)
-        : undefined;
-    let result: unknown;
-    try {
-      result = await tools.callTool(name, args, { signal });
-    } catch (err) {
-      if (reservation) await releaseQuietly(options.billing!.ledger, reservation);
-      throw err;
-    }
-    if (reservation) await options.billing!.ledger.settle(reservation, TOOL_EXECUTION_CREDITS);
+    const result = await withCharge(
+      options.billing?.ledger,
+      { wallet: ctx.state.wallet as string, billing: ctx.state.billing === true, reserve: TOOL_EXECUTION_CREDITS },
+      async () => ({ result: await tools.callTool(name, args, { signal }), cost: TOOL_EXECUTION_CREDITS }),
+    );
     ctx.body = { ok: true, tool: name, result };
   });
 }
@@ -103,13 +97,4 @@ function callSignal(ctx: Context, shuttingDown: AbortSignal | undefined): AbortS
     if (!ctx.res.writableFinished) disconnect.abort(new Error('client disconnected'));
   });
   return shuttingDown ? AbortSignal.any([disconnect.signal, shuttingDown]) : disconnect.signal;
-}
-
-/** A release that fails must not hide the tool's own error; the reservation's TTL frees it anyway. */
-async function releaseQuietly(ledger: Ledger, reservation: Reservation): Promise<void> {
-  try {
-    await ledger.release(reservation);
-  } catch {
-    // the TTL returns the credits
-  }
 }
