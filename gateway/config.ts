@@ -110,6 +110,8 @@ export const configSchema = z
         deadlineMs: z.number().int().positive().default(300_000),
         toolConcurrency: z.number().int().positive().default(4),
         toolResultMaxChars: z.number().int().positive().default(16_000),
+        /** A streamed answer sends a `: keepalive` comment after this long without output (proxies drop idle connections). */
+        keepAliveMs: z.number().int().positive().default(15_000),
         preamble: z
           .string()
           .default(

@@ -6,7 +6,8 @@
  * arrives, and the non-streaming route simply collects it.
  *
  * @example
- *   const outcome = await orchestrator.run(plan, { content: (t) => parts.push(t), toolsRunning() {} }, new ChatAbort())
+ *   const sink = { accepted() {}, content: (t) => parts.push(t), toolsRunning() {}, drained: () => undefined }
+ *   const outcome = await orchestrator.run(plan, sink, new ChatAbort())
  */
 import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -14,7 +15,7 @@ import type { Metrics } from '../metrics.js';
 import type { ToolRunner } from '../tools/types.js';
 import type { Ledger } from '../accounts/types.js';
 import { NotFound } from '../errors.js';
-import { ChatBilling, worstCaseCredits } from './chat-billing.js';
+import { ChatBilling, creditsToCover } from './chat-billing.js';
 import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
 import { ToolOffer } from './tool-schemas.js';
 import { runToolRound } from './tool-round.js';
@@ -39,10 +40,17 @@ export interface ChatPlan {
 
 /** Where the loop reports progress; the streaming route turns these into SSE. */
 export interface ChatSink {
+  /**
+   * The request passed every check that is answered with a plain HTTP error (model up, first
+   * credits held); from here on failures belong in the answer itself. Called once, before any content.
+   */
+  accepted(): void;
   /** Visible answer text, in order; the concatenation of all calls is the final `content`. */
   content(text: string): void;
   /** A tool round is starting with these tools. */
   toolsRunning(tools: string[]): void;
+  /** Backpressure: a promise while the client cannot take more, else undefined (see StreamChatOptions). */
+  drained(): Promise<void> | undefined;
 }
 
 export interface ChatOutcome {
@@ -61,7 +69,7 @@ export interface OrchestratorDeps {
   metrics: Metrics;
   upstreams: Map<string, UpstreamClient>;
   health: UpstreamHealth;
-  tools?: ToolRunner;
+  tools: ToolRunner;
   /** Undefined in free mode. */
   ledger?: Ledger;
 }
@@ -82,6 +90,11 @@ export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
   private readonly modelsByName = new Map<string, ModelConfig>();
   private readonly seriesByModel = new Map<string, ModelSeries>();
+  /**
+   * Models seen to write a `</think>` they never opened (their template opens it in the prompt):
+   * their calls hold text back until the reasoning ends, so none of it is shown (see ThinkFilter).
+   */
+  private readonly reasoningInPrompt = new Set<string>();
   private preambleDay = -1;
   private preambleText = '';
 
@@ -92,20 +105,16 @@ export class ChatOrchestrator {
     }
   }
 
+  /** How long a streamed answer may stay silent before it sends a keep-alive comment (`chat.keepAliveMs`). */
+  get keepAliveMs(): number {
+    return this.deps.config.chat.keepAliveMs;
+  }
+
   /** Alias or canonical id → model; default `conductor` (the first model); unknown → 404. */
   resolveModel(name: string | undefined): ModelConfig {
     const model = name === undefined ? this.deps.config.models[0] : this.modelsByName.get(name);
     if (!model) throw new NotFound(`The model "${name}" does not exist.`, 'model_not_found', 'model');
     return model;
-  }
-
-  get creditsOn(): boolean {
-    return this.deps.ledger !== undefined;
-  }
-
-  /** Check what can fail before any work: the model's upstream known down → 503. */
-  assertAvailable(model: ModelConfig): void {
-    if (this.deps.health.isDown(model.id)) throw upstreamUnavailable(model.id, 'its health probe failed');
   }
 
   /**
@@ -116,13 +125,14 @@ export class ChatOrchestrator {
   async run(plan: ChatPlan, sink: ChatSink, abort: ChatAbort): Promise<ChatOutcome> {
     const { config, logger } = this.deps;
     const model = plan.model;
-    this.assertAvailable(model);
+    // Fail fast, before any work: the model's upstream is known to be down.
+    if (this.deps.health.isDown(model.id)) throw upstreamUnavailable(model.id, 'its health probe failed');
     const client = this.deps.upstreams.get(model.id)!;
 
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(config.chat.deadlineMs)), config.chat.deadlineMs);
 
     const billing = new ChatBilling(this.deps.ledger, plan.wallet);
-    const tools = plan.toolsEnabled && this.deps.tools ? this.offer.functionsFor(this.deps.tools.listTools()) : [];
+    const tools = plan.toolsEnabled ? this.offer.functionsFor(this.deps.tools.listTools()) : [];
     const toolsChars = tools.length ? this.offer.jsonLength : 0;
     const maxOut = Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens, OUTPUT_TOKEN_CEILING);
     const messages: UpstreamMessage[] = [
@@ -138,6 +148,7 @@ export class ChatOrchestrator {
     let toolRounds = 0;
     let finishReason: FinishReason = 'stop';
     let estimated = false;
+    let accepted = false;
     let inFlight: { assembler: StreamAssembler; promptTokens: number } | undefined;
 
     const onVisible = (() => {
@@ -163,15 +174,22 @@ export class ChatOrchestrator {
       for (;;) {
         const forceFinal = tools.length > 0 && toolRounds >= config.chat.maxRounds;
         const promptTokens = estimateTokens(promptChars);
-        const covered = await billing.cover(worstCaseCredits(promptTokens, maxOut));
+        const covered = await billing.cover(creditsToCover(usage, promptTokens, maxOut));
         if (!covered) {
-          finishReason = 'length'; // out of credits: answer with what exists
+          finishReason = 'length'; // out of credits (or the hold expired): answer with what exists
           break;
         }
         if (abort.aborted) throw abort.reason;
+        if (!accepted) {
+          accepted = true;
+          sink.accepted();
+        }
 
         onVisible.newRound();
-        const assembler = new StreamAssembler(onVisible.push);
+        const assembler = new StreamAssembler(onVisible.push, {
+          modelId: model.id,
+          reasoningFirst: this.reasoningInPrompt.has(model.id),
+        });
         inFlight = { assembler, promptTokens };
         await client.streamChat(
           {
@@ -180,10 +198,11 @@ export class ChatOrchestrator {
             ...plan.sampling,
             ...(tools.length ? { tools, tool_choice: forceFinal ? 'none' : 'auto' } : {}),
           },
-          { abort, onData: (data) => assembler.push(data) },
+          { abort, onData: (data) => assembler.push(data), drained: sink.drained },
         );
         const round: AssembledRound = assembler.finish();
         inFlight = undefined;
+        if (assembler.sawBareClose) this.reasoningInPrompt.add(model.id);
         if (round.usage) {
           usage.prompt_tokens += round.usage.prompt_tokens;
           usage.completion_tokens += round.usage.completion_tokens;
@@ -271,7 +290,9 @@ export class ChatOrchestrator {
   /**
    * A chat that failed or was cancelled pays for what the upstream already did: finished calls
    * plus, when it was cut off mid-call, that call's prompt and what it had written. Nothing done
-   * → everything held is released.
+   * → everything held is released. Text the cut-off call still held back is not shown: after a
+   * failure the streamed answer ends with what it had (the error chunk follows at once), just as
+   * the non-streaming one carries no content.
    */
   private async settleAfterFailure(
     billing: ChatBilling,
@@ -282,7 +303,7 @@ export class ChatOrchestrator {
   ): Promise<void> {
     const consumed = { ...usage };
     if (inFlight) {
-      const partial = inFlight.assembler.finish();
+      const partial = inFlight.assembler.abandon();
       if (cancelled || partial.producedChars > 0) {
         consumed.prompt_tokens += partial.usage?.prompt_tokens ?? inFlight.promptTokens;
         consumed.completion_tokens += partial.usage?.completion_tokens ?? estimateTokens(partial.producedChars);

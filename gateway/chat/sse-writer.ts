@@ -2,12 +2,15 @@
  * Writes a chat answer as Server-Sent Events in the OpenAI `chat.completion.chunk` format: the
  * first delta carries the role, then content deltas, a chunk with `finish_reason` (plus
  * `tool_trace` and `credits`), an optional usage chunk with `choices: []`, then `data: [DONE]`.
- * Comment lines (`: tool web_search`) keep proxies from timing out while tools run. Headers go out
- * with the first event, so anything that fails before it is still a plain HTTP error. Writes
- * after the client left are dropped, never thrown.
+ * The route calls `begin()` once the request is accepted, so the client has its status line and
+ * headers at once, even when the model thinks for minutes; anything that fails before it is still
+ * a plain HTTP error. From then on, a `: keepalive` comment goes out whenever nothing else was
+ * written for `keepAliveMs` (tools running, a long reasoning phase), so proxies keep the
+ * connection. Writes after the client left are dropped, never thrown.
  *
  * @example
- *   const sse = new SseWriter(ctx.res, { id, created, model: 'svc-32b-conductor' })
+ *   const sse = new SseWriter(ctx.res, { id, created, model: 'svc-32b-conductor' }, 15_000)
+ *   sse.begin()
  *   sse.content('Hello')
  *   sse.finish({ finishReason: 'stop', toolTrace: [] })
  *   sse.done()
@@ -22,22 +25,27 @@ export interface SseIdentity {
   model: string;
 }
 
+/** No `Connection` header: HTTP/1.1 keeps the connection by default, and a draining shutdown's `connection: close` must stand. */
 export const SSE_HEADERS = {
   'Content-Type': 'text/event-stream',
   'Cache-Control': 'no-cache',
   'X-Accel-Buffering': 'no',
-  Connection: 'keep-alive',
 } as const;
+
+const KEEPALIVE = ': keepalive\n\n';
 
 export class SseWriter {
   /** Everything up to the delta, identical for every chunk of this answer. */
   private readonly prefix: string;
   private begun = false;
   private roleSent = false;
+  private keepAlive?: NodeJS.Timeout;
+  private drainWait?: Promise<void>;
 
   constructor(
     private readonly res: ServerResponse,
     identity: SseIdentity,
+    private readonly keepAliveMs: number,
   ) {
     this.prefix =
       `data: {"id":${JSON.stringify(identity.id)},"object":"chat.completion.chunk","created":${identity.created},` +
@@ -49,13 +57,48 @@ export class SseWriter {
     return this.begun;
   }
 
-  /** Send the status line and headers now (the first event does this by itself). */
+  /** Send the status line and headers now and start the keep-alive timer. */
   begin(): void {
     if (this.begun) return;
     this.begun = true;
-    if (this.res.headersSent) return;
+    if (this.res.headersSent || this.res.destroyed) return;
     this.res.writeHead(200, SSE_HEADERS);
+    this.res.flushHeaders();
+    this.keepAlive = setTimeout(this.sendKeepAlive, this.keepAliveMs);
+    this.keepAlive.unref();
   }
+
+  /** Stop the keep-alive timer; `done()` does it too, and every exit path must reach one of them. */
+  stop(): void {
+    clearTimeout(this.keepAlive);
+    this.keepAlive = undefined;
+  }
+
+  /**
+   * While the client's connection is full, a promise that settles when it drained (or closed);
+   * undefined otherwise. The upstream is not read meanwhile, so a slow reader holds no backlog.
+   */
+  drained(): Promise<void> | undefined {
+    const res = this.res;
+    if (!res.writableNeedDrain || res.destroyed) return undefined;
+    this.drainWait ??= new Promise<void>((resolve) => {
+      const settle = () => {
+        res.off('drain', settle);
+        res.off('close', settle);
+        this.drainWait = undefined;
+        resolve();
+      };
+      res.on('drain', settle);
+      res.on('close', settle);
+    });
+    return this.drainWait;
+  }
+
+  private readonly sendKeepAlive = (): void => {
+    // A full connection gains nothing from more bytes: wait for the next quiet period.
+    if (this.res.writableNeedDrain) this.keepAlive?.refresh();
+    else this.write(KEEPALIVE);
+  };
 
   content(text: string): void {
     if (!this.roleSent) {
@@ -95,12 +138,14 @@ export class SseWriter {
   /** `data: [DONE]` and the end of the response. */
   done(): void {
     this.write('data: [DONE]\n\n');
+    this.stop();
     if (!this.res.destroyed && !this.res.writableEnded) this.res.end();
   }
 
   private write(text: string): void {
     this.begin();
     if (this.res.destroyed || this.res.writableEnded) return;
+    this.keepAlive?.refresh();
     this.res.write(text);
   }
 }

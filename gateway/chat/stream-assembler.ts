@@ -3,15 +3,30 @@
  * visible content deltas as they arrive, the round's tool calls assembled per `index` (split
  * across chunks, as vLLM sends them, or whole in one chunk, as Ollama does), usage, and the
  * finish reason. Reasoning (`reasoning_content`, `reasoning`, `<think>` blocks) never reaches
- * the content.
+ * the content. An error the upstream sends inside the stream (`{"error": {...}}`, as vLLM and
+ * Ollama do when generation fails part-way) fails the call; so does a round whose text and tool
+ * arguments outgrow `maxChars` (they are kept in memory and sent back to the model).
  *
  * @example
- *   const assembler = new StreamAssembler((text) => res.write(text))
+ *   const assembler = new StreamAssembler((text) => res.write(text), { modelId: 'svc-32b-conductor' })
  *   assembler.push('{"choices":[{"index":0,"delta":{"content":"Hi"}}]}')
  *   const round = assembler.finish() // { text: 'Hi', toolCalls: [], usage: undefined, ... }
  */
 import { ThinkFilter } from './think-filter.js';
+import { upstreamBadGateway, upstreamMessageFrom } from './upstream-errors.js';
 import type { UpstreamToolCall } from './chat-types.js';
+
+export interface StreamAssemblerOptions {
+  /** Named in errors. */
+  modelId: string;
+  /** Most characters of content and tool arguments one call may produce; default 1 MiB. */
+  maxChars?: number;
+  /** The model's template opens `<think>` in the prompt: hold the call's start until it is decided. */
+  reasoningFirst?: boolean;
+}
+
+/** Far beyond any answer within the output-token ceiling; a bound on memory per call. */
+const MAX_ASSEMBLED_CHARS = 1024 * 1024;
 
 export interface AssembledRound {
   /** Visible text of this round (reasoning removed). */
@@ -33,17 +48,36 @@ interface PartialCall {
 type Json = Record<string, unknown>;
 
 export class StreamAssembler {
-  private readonly filter = new ThinkFilter();
+  private readonly filter: ThinkFilter;
   private readonly calls = new Map<number, PartialCall>();
+  private readonly modelId: string;
+  private readonly maxChars: number;
   private text = '';
   private usage?: { prompt_tokens: number; completion_tokens: number };
   private finishReason?: string;
   private otherChars = 0;
+  /** Content and tool-argument characters taken in, checked against `maxChars`. */
+  private assembled = 0;
 
   /** `onContent` receives each visible delta the moment it is known to be visible. */
-  constructor(private readonly onContent: (text: string) => void) {}
+  constructor(
+    private readonly onContent: (text: string) => void,
+    options: StreamAssemblerOptions,
+  ) {
+    this.modelId = options.modelId;
+    this.maxChars = options.maxChars ?? MAX_ASSEMBLED_CHARS;
+    this.filter = new ThinkFilter(options.reasoningFirst);
+  }
 
-  /** Feed one SSE `data` payload. Payloads that are not JSON objects are ignored. */
+  /** A `</think>` closed a block the call never opened (see ThinkFilter). */
+  get sawBareClose(): boolean {
+    return this.filter.sawBareClose;
+  }
+
+  /**
+   * Feed one SSE `data` payload. Payloads that are not JSON objects are ignored. Throws a 502
+   * `upstream_error` for an in-stream error or a call past `maxChars`.
+   */
   push(data: string): void {
     let chunk: unknown;
     try {
@@ -52,6 +86,9 @@ export class StreamAssembler {
       return;
     }
     if (!isObject(chunk)) return;
+    if (chunk.error !== undefined && chunk.error !== null) {
+      throw upstreamBadGateway(this.modelId, `it sent an error in the stream: ${upstreamMessageFrom(data)}`);
+    }
     const usage = chunk.usage;
     if (isObject(usage) && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') {
       this.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
@@ -71,7 +108,10 @@ export class StreamAssembler {
     const { reasoning_content: reasoningContent, reasoning, content, tool_calls: toolCalls } = delta;
     if (typeof reasoningContent === 'string') this.otherChars += reasoningContent.length;
     if (typeof reasoning === 'string') this.otherChars += reasoning.length;
-    if (typeof content === 'string' && content !== '') this.emit(this.filter.push(content));
+    if (typeof content === 'string' && content !== '') {
+      this.count(content.length);
+      this.emit(this.filter.push(content));
+    }
     if (Array.isArray(toolCalls)) {
       for (let position = 0; position < toolCalls.length; position++) {
         const call: unknown = toolCalls[position];
@@ -93,8 +133,20 @@ export class StreamAssembler {
       // A name arrives once (vLLM), repeated in every delta (some servers), or in pieces.
       if (typeof fn.name === 'string' && fn.name && fn.name !== partial.name) partial.name += fn.name;
       // Ollama sends arguments as an object, everyone else as (pieces of) a JSON string.
-      if (typeof fn.arguments === 'string') partial.arguments += fn.arguments;
-      else if (isObject(fn.arguments)) partial.arguments = JSON.stringify(fn.arguments);
+      if (typeof fn.arguments === 'string') {
+        this.count(fn.arguments.length);
+        partial.arguments += fn.arguments;
+      } else if (isObject(fn.arguments)) {
+        partial.arguments = JSON.stringify(fn.arguments);
+        this.count(partial.arguments.length);
+      }
+    }
+  }
+
+  private count(chars: number): void {
+    this.assembled += chars;
+    if (this.assembled > this.maxChars) {
+      throw upstreamBadGateway(this.modelId, `response too large (over ${this.maxChars} characters of content and tool arguments)`);
     }
   }
 
@@ -104,9 +156,22 @@ export class StreamAssembler {
     this.onContent(visible);
   }
 
-  /** The upstream stream ended (or was cut off): flush held text and hand back the round. */
+  /** The upstream stream ended: flush held text and hand back the round. */
   finish(): AssembledRound {
     this.emit(this.filter.end());
+    return this.round();
+  }
+
+  /**
+   * What a call that failed or was cut off had produced, for billing. Held text is not flushed: a
+   * failed call shows nothing more, streaming or not.
+   */
+  abandon(): AssembledRound {
+    this.otherChars += this.filter.pendingChars;
+    return this.round();
+  }
+
+  private round(): AssembledRound {
     const toolCalls: UpstreamToolCall[] = [];
     let callChars = 0;
     for (const index of [...this.calls.keys()].sort((a, b) => a - b)) {

@@ -13,7 +13,7 @@ import type { ToolTraceEntry, UpstreamMessage, UpstreamToolCall } from './chat-t
 
 export interface ToolRoundOptions {
   round: number;
-  runner: ToolRunner | undefined;
+  runner: ToolRunner;
   concurrency: number;
   /** Longest tool message; longer results are cut with a visible marker. */
   maxChars: number;
@@ -69,7 +69,6 @@ async function runOne(
       `The arguments for ${name} are not a JSON object: ${clip(call.function.arguments, 200)}`,
     );
   }
-  if (!options.runner) return failed(args, 'tool_not_found', `Unknown tool "${name}".`);
   try {
     const result = await options.runner.callTool(name, args, { signal: options.signal });
     return {

@@ -43,8 +43,13 @@ export interface StreamChatOptions {
    * the chat cannot go on without this answer — one handle per chat, not one per call.
    */
   abort: ChatAbort;
-  /** Called with the `data` of each SSE event except `[DONE]`, in order. */
+  /** Called with the `data` of each SSE event except `[DONE]`, in order; a throw fails the call. */
   onData(data: string): void;
+  /**
+   * Backpressure from whoever receives the content: a promise while the client's connection is
+   * full (reading pauses until it settles), undefined otherwise.
+   */
+  drained?(): Promise<void> | undefined;
 }
 
 export interface UpstreamClientOptions {
@@ -56,9 +61,12 @@ export interface UpstreamClientOptions {
   retryCapMs?: number;
   /** Told whether the upstream could be reached, so health knows without waiting for a probe. */
   onReachable?(reachable: boolean): void;
+  /** Largest response body accepted (streamed or JSON); default 8 MiB. */
+  maxResponseBytes?: number;
 }
 
 const MAX_ERROR_BODY = 16 * 1024;
+const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 export class UpstreamClient {
   readonly modelId: string;
@@ -72,6 +80,7 @@ export class UpstreamClient {
   private readonly retryBaseMs: number;
   private readonly retryCapMs: number;
   private readonly modelJson: string;
+  private readonly maxResponseBytes: number;
   private lastTools?: FunctionTool[];
   private lastToolsJson = '';
 
@@ -95,6 +104,7 @@ export class UpstreamClient {
     this.maxAttempts = options.maxAttempts ?? 3;
     this.retryBaseMs = options.retryBaseMs ?? 100;
     this.retryCapMs = options.retryCapMs ?? 2000;
+    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   }
 
   /**
@@ -139,11 +149,6 @@ export class UpstreamClient {
 
     try {
       const response = await this.openStream(body, abort, fail);
-      const parser = createParser({
-        onEvent: (event) => {
-          if (event.data !== '[DONE]') options.onData(event.data);
-        },
-      });
       // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
       // network chunks intact. Node's StringDecoder rather than TextDecoder, which costs more per
       // small chunk; unlike TextDecoder it keeps a leading byte-order mark, dropped here instead.
@@ -153,22 +158,51 @@ export class UpstreamClient {
       const stream = response.body;
       // A server that ignores `stream: true` answers with one JSON completion: hand it over whole.
       const json = String(response.headers['content-type'] ?? '').startsWith('application/json');
+      const maxBytes = this.maxResponseBytes;
       let whole = '';
       let first = true;
+      let received = 0;
       await new Promise<void>((resolve, reject) => {
+        // A callback that throws (an in-stream error, a response too large) ends the call: the
+        // connection is dropped so the upstream stops generating.
+        const stop = (err: unknown) => {
+          stream.destroy();
+          reject(err);
+        };
+        const parser = createParser({
+          onEvent: (event) => {
+            if (event.data !== '[DONE]') options.onData(event.data);
+          },
+        });
         stream.on('data', (bytes: Buffer) => {
+          received += bytes.length;
+          // Bounds the JSON body and the parser's buffer of an unterminated line alike.
+          if (received > maxBytes) return stop(upstreamBadGateway(this.modelId, `response too large (over ${maxBytes} bytes)`));
           let text = decoder.write(bytes);
           if (first && text !== '') {
             first = false;
             if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
           }
-          if (json) whole += text;
-          else parser.feed(text);
+          if (json) {
+            whole += text;
+            return;
+          }
+          try {
+            parser.feed(text);
+          } catch (err) {
+            return stop(err);
+          }
+          // The client reads slower than the upstream writes: stop reading until it caught up.
+          const drained = options.drained?.();
+          if (drained) {
+            stream.pause();
+            void drained.then(() => stream.resume());
+          }
         });
         stream.once('end', resolve);
         stream.once('error', (err) => reject(fail(err, 'the stream broke off')));
       });
-      if (json) options.onData(whole);
+      if (json) options.onData(whole + decoder.end());
       if (abort.aborted) throw abort.reason; // an abort that landed after the last byte
     } finally {
       clearTimeout(timer);

@@ -21,7 +21,6 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
   router.post('/v1/chat/completions', ...guards, async (ctx) => {
     const request = parseChatRequest(ctx.request.body);
     const model = orchestrator.resolveModel(request.model);
-    orchestrator.assertAvailable(model);
     const plan: ChatPlan = {
       model,
       messages: request.messages,
@@ -49,7 +48,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
 }
 
 /** A JSON answer needs no progress: the outcome carries the whole content. */
-const COLLECT_ONLY: ChatSink = { content() {}, toolsRunning() {} };
+const COLLECT_ONLY: ChatSink = { accepted() {}, content() {}, toolsRunning() {}, drained: () => undefined };
 
 async function jsonAnswer(
   ctx: Context,
@@ -79,30 +78,23 @@ async function streamAnswer(
   identity: { id: string; created: number; model: string },
   abort: ChatAbort,
 ): Promise<void> {
-  const sse = new SseWriter(ctx.res, identity);
-  // Koa must not touch the response once we write to it ourselves.
-  const takeOver = () => {
-    if (ctx.respond === false) return;
-    ctx.status = 200;
-    ctx.respond = false;
-    sse.begin();
+  const sse = new SseWriter(ctx.res, identity, orchestrator.keepAliveMs);
+  const sink: ChatSink = {
+    // Accepted: the status line and headers go out now, whatever the model does next. Koa must
+    // not touch the response once we write to it ourselves.
+    accepted() {
+      ctx.status = 200;
+      ctx.respond = false;
+      sse.begin();
+    },
+    content: (text) => sse.content(text),
+    toolsRunning(tools) {
+      for (const tool of tools) sse.comment(`tool ${tool}`);
+    },
+    drained: () => sse.drained(),
   };
   try {
-    const outcome = await orchestrator.run(
-      plan,
-      {
-        content(text) {
-          takeOver();
-          sse.content(text);
-        },
-        toolsRunning(tools) {
-          takeOver();
-          for (const tool of tools) sse.comment(`tool ${tool}`);
-        },
-      },
-      abort,
-    );
-    takeOver();
+    const outcome = await orchestrator.run(plan, sink, abort);
     sse.finish({ finishReason: outcome.finishReason, toolTrace: outcome.toolTrace, credits: outcome.credits });
     if (request.includeUsage) sse.usage(outcome.usage);
     sse.done();
@@ -112,6 +104,8 @@ async function streamAnswer(
     ctx.state.error = gatewayError;
     sse.error(gatewayError);
     sse.done();
+  } finally {
+    sse.stop();
   }
 }
 

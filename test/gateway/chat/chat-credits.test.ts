@@ -72,11 +72,12 @@ test('an empty wallet gets 402 insufficient_credits before any upstream call', a
   assert.equal(upstream.requests.length, 0);
 });
 
-test('a wallet holding 3 credits running a script that would cost 20 ends at 0, never below, with what the model wrote', async () => {
+test('a wallet holding 3 credits running a script that would cost more ends at 0, never below, with what the model wrote', async () => {
   const { wallet, key } = await fundedWallet(3);
-  // Each call reports 5 credits' worth of tokens; with max_tokens 100 each call's worst case is 1 credit.
+  // Each call uses 1 credit's worth of tokens; with max_tokens 100 the hold before call k is the
+  // k - 1 credits used so far plus 1 for the call: the fourth call would need a fourth credit.
   for (let i = 1; i <= 4; i++) {
-    upstream.script({ text: `Step ${i}.`, toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }], usage: { prompt_tokens: 3000, completion_tokens: 1000 } });
+    upstream.script({ text: `Step ${i}.`, toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }], usage: { prompt_tokens: 1000, completion_tokens: 0 } });
   }
   const res = await postChat(gateway, { ...ask, max_tokens: 100 }, authHeaders(key, wallet));
   assert.equal(res.status, 200);
@@ -86,6 +87,36 @@ test('a wallet holding 3 credits running a script that would cost 20 ends at 0, 
   assert.equal(res.headers.get('x-credits-charged'), '3');
   assert.equal(res.headers.get('x-credits-remaining'), '0');
   assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 3, total_spent: 3 });
+});
+
+test('a call that used more than the wallet can cover stops the chat there, charged at most what was held', async () => {
+  const { wallet, key } = await fundedWallet(3);
+  for (let i = 1; i <= 4; i++) {
+    upstream.script({ text: `Step ${i}.`, toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }], usage: { prompt_tokens: 3000, completion_tokens: 1000 } });
+  }
+  const res = await postChat(gateway, { ...ask, max_tokens: 100 }, authHeaders(key, wallet));
+  assert.equal(res.status, 200);
+  assert.equal(res.body.choices[0].finish_reason, 'length');
+  assert.equal(res.body.choices[0].message.content, 'Step 1.');
+  assert.equal(upstream.requests.length, 1);
+  // The hold before the call was its worst case as estimated (1 credit): the charge is capped there.
+  assert.equal(res.headers.get('x-credits-charged'), '1');
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 2, total_deposited: 3, total_spent: 1 });
+});
+
+test('a modest wallet without max_tokens completes a multi-round chat: the hold tracks the cost so far, not the sum of worst cases', async () => {
+  const { wallet, key } = await fundedWallet(20);
+  // Every call's worst case is about 5 credits (2 × 2048 output tokens); four of them fill the wallet.
+  for (let i = 1; i <= 4; i++) upstream.script({ toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }] });
+  upstream.script({ text: 'All done.' });
+  const res = await postChat(gateway, ask, authHeaders(key, wallet));
+  assert.equal(res.status, 200);
+  assert.equal(res.body.choices[0].finish_reason, 'stop');
+  assert.equal(res.body.choices[0].message.content, 'All done.');
+  assert.equal(upstream.requests.length, 5);
+  // 5 × (50 + 2 × 10) tokens = 350 → 1 credit.
+  assert.equal(res.headers.get('x-credits-charged'), '1');
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 19, total_deposited: 20, total_spent: 1 });
 });
 
 test('50 concurrent chats from one wallet never overspend it', async () => {

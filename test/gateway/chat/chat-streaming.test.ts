@@ -1,6 +1,6 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../../fixtures/upstream/scripted-upstream.js';
@@ -27,6 +27,17 @@ after(async () => {
 beforeEach(() => upstream.reset());
 
 const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Tell me.' }] };
+
+/**
+ * Issue 11: a disconnect stops the upstream call and the tool calls within 100 ms, timed at the
+ * fixtures. Measured 2–17 ms here; no CI allowance until this proves flaky.
+ */
+const CANCEL_TARGET_MS = 100;
+
+/** Milliseconds since the epoch with sub-ms precision, comparable with the fixtures' timestamps. */
+function wallClock(): number {
+  return performance.timeOrigin + performance.now();
+}
 
 /** POST a streaming chat with fetch and return the response (body unread). */
 function streamRaw(body: Record<string, unknown>, signal?: AbortSignal) {
@@ -145,14 +156,19 @@ test('an error after the stream began is a final chunk with error and finish_rea
   assert.equal(JSON.parse(data[0]).choices[0].delta.content, 'Looking.');
 });
 
-test('errors decided before the first byte are plain HTTP errors', async () => {
+test('errors decided before the request is accepted are plain HTTP errors; the upstream\'s own are in-stream', async () => {
   const unknown = await streamRaw({ model: 'nope' });
   assert.equal(unknown.status, 404);
   assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'model_not_found');
+  // Accepted (model up, credits held): the headers are out before the upstream answers.
   upstream.script({ status: 400, body: { error: { message: 'too long' } } });
   const rejected = await streamRaw({});
-  assert.equal(rejected.status, 400);
-  assert.match(rejected.headers.get('content-type')!, /application\/json/);
+  assert.equal(rejected.status, 200);
+  assert.equal(rejected.headers.get('content-type'), 'text/event-stream');
+  const data = events(await rejected.text()).filter((e) => e.data).map((e) => e.data!);
+  assert.equal(data.length, 2);
+  assert.equal(JSON.parse(data[0]).error.code, 'upstream_invalid_request');
+  assert.equal(data[1], '[DONE]');
 });
 
 test('a client that disconnects mid-stream aborts the upstream call at once, and the gateway carries on', async () => {
@@ -163,12 +179,13 @@ test('a client that disconnects mid-stream aborts the upstream call at once, and
   const { value } = await reader.read();
   assert.match(new TextDecoder().decode(value), /"content":"first"/);
   await upstream.held();
-  const t0 = performance.now();
+  const disconnectedAt = wallClock();
   controller.abort();
   const aborted = await upstream.abortedRequest();
-  const ms = performance.now() - t0;
   assert.equal(aborted, upstream.requests[0]);
-  assert.ok(ms < 1000, `upstream saw the abort after ${Math.round(ms)} ms`);
+  // Timed where the fixture saw its connection close. Measured 2–17 ms; the target is 100 ms.
+  const ms = aborted.abortedAt! - disconnectedAt;
+  assert.ok(ms < CANCEL_TARGET_MS, `upstream saw the abort after ${ms.toFixed(1)} ms`);
   upstream.release();
 
   upstream.script({ text: 'Still here.' });
@@ -185,11 +202,12 @@ test('a client that disconnects while tools run cancels the tool calls at the MC
   let text = '';
   while (!text.includes(': tool sleep')) text += new TextDecoder().decode((await reader.read()).value);
   await new Promise((resolve) => setTimeout(resolve, 100)); // the calls reach the server
-  const t0 = performance.now();
+  const disconnectedAt = wallClock();
   controller.abort();
   await waitFor('both tool calls cancelled', () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').split('\n').filter(Boolean).length === 2, 5000);
-  const ms = performance.now() - t0;
-  assert.ok(ms < 2000, `the tool server saw the cancellation after ${Math.round(ms)} ms`);
+  // Timed by the tool server itself: the log's modification time is its last cancellation line.
+  const ms = statSync(cancelLog).mtimeMs - disconnectedAt;
+  assert.ok(ms < CANCEL_TARGET_MS, `the tool server saw the cancellation after ${ms.toFixed(1)} ms`);
   assert.deepEqual(readFileSync(cancelLog, 'utf8').split('\n').filter(Boolean).sort(), ['cancelled s1', 'cancelled s2']);
   assert.equal(upstream.requests.length, 1); // no further round
 });
@@ -208,4 +226,47 @@ test('a non-streaming client that disconnects aborts the upstream call too', asy
   assert.equal(((await pending) as Error).name, 'AbortError');
   await upstream.abortedRequest();
   await waitFor('the request log line', () => gateway.logs.some((l) => l.status === 499), 5000);
+});
+
+const cudaError = { object: 'error', message: 'CUDA out of memory', type: 'InternalServerError', code: 500 };
+const cudaMessage = 'The upstream for model "svc-32b-conductor" failed: it sent an error in the stream: CUDA out of memory.';
+
+test('an error inside the upstream stream fails the chat: 502 upstream_error without a stream, an error chunk within one', async () => {
+  upstream.script({ streamError: cudaError });
+  const whole = await postChat(gateway, { ...ask, tool_choice: 'none' }, authHeaders(key));
+  assert.equal(whole.status, 502);
+  assert.deepEqual(whole.body.error, { message: cudaMessage, type: 'upstream_error', code: 'upstream_error', param: null });
+
+  // Streamed: what was shown stays; the text the failed call still held back ('<thi', maybe a
+  // tag) is not flushed before the error chunk.
+  upstream.script({ text: ['Partly', ' <thi'], streamError: cudaError });
+  const res = await streamRaw({ tool_choice: 'none' });
+  assert.equal(res.status, 200);
+  const data = events(await res.text()).filter((e) => e.data).map((e) => e.data!);
+  assert.equal(data.at(-1), '[DONE]');
+  const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
+  assert.deepEqual(
+    chunks.slice(0, -1).map((c) => c.choices[0].delta.content),
+    ['Partly', ' '],
+  );
+  assert.equal(chunks.at(-1).choices[0].finish_reason, 'error');
+  assert.equal(chunks.at(-1).error.message, cudaMessage);
+});
+
+test('a model whose template opens <think> in the prompt: its reasoning is dropped, streamed or not, once it showed a bare </think>', async () => {
+  const client = openaiFor(gateway, key);
+  // The first call of this model shows its bare </think> before any visible text: dropped at once.
+  upstream.script({ text: ['\n', 'Let me plan.</think>', '\n\nFirst answer.'] });
+  const first = await client.chat.completions.create({ ...ask, model: 'operator', tool_choice: 'none' });
+  assert.equal(first.choices[0].message.content, 'First answer.');
+  // From now on its calls hold text until the reasoning ends, so reasoning in many chunks is gone too.
+  const r1 = (): Turn => ({ text: ['Okay, the user', ' asks something.', '\nI will answer.</thi', 'nk>\n\nThe ', 'answer.'] });
+  upstream.script(r1());
+  const whole = await client.chat.completions.create({ ...ask, model: 'operator', tool_choice: 'none' });
+  upstream.script(r1());
+  const stream = await client.chat.completions.create({ ...ask, model: 'operator', tool_choice: 'none', stream: true });
+  let joined = '';
+  for await (const chunk of stream) joined += chunk.choices[0]?.delta?.content ?? '';
+  assert.equal(whole.choices[0].message.content, 'The answer.');
+  assert.equal(joined, 'The answer.');
 });

@@ -23,7 +23,7 @@ test('ThinkFilter: tags split at every position are removed, other angle bracket
 
 test('StreamAssembler: content deltas as they arrive, vLLM-style split tool calls per index, usage, finish reason', () => {
   const seen: string[] = [];
-  const a = new StreamAssembler((t) => seen.push(t));
+  const a = new StreamAssembler((t) => seen.push(t), { modelId: 'm' });
   a.push(chunk({ role: 'assistant', content: '' }));
   a.push(chunk({ reasoning_content: 'thinking' }));
   a.push(chunk({ content: 'Hel' }));
@@ -48,7 +48,7 @@ test('StreamAssembler: content deltas as they arrive, vLLM-style split tool call
 });
 
 test('StreamAssembler: Ollama-style whole calls (object arguments, no id) and a repeated name', () => {
-  const a = new StreamAssembler(() => {});
+  const a = new StreamAssembler(() => {}, { modelId: 'm' });
   a.push(chunk({ tool_calls: [{ function: { name: 'get_time', arguments: { zone: 'UTC' } } }, { function: { name: 'x', arguments: '{}' } }] }));
   a.push(chunk({ tool_calls: [{ index: 1, function: { name: 'x' } }] }));
   a.push(chunk({ tool_calls: [{ index: 5, function: { arguments: '{}' } }] })); // no name: cannot run
@@ -80,4 +80,66 @@ test('ToolOffer converts MCP tools once per tool list and rebuilds for a new lis
   assert.ok(offer.jsonLength > firstLength);
   assert.equal(offer.functionsFor(restarted), second);
   assert.deepEqual(toFunctionTool({ ...infos[0], inputSchema: {} }).function.parameters, { type: 'object', properties: {} });
+});
+
+test('ThinkFilter: a </think> before any visible text ends reasoning the prompt opened (R1/QwQ templates), split anywhere', () => {
+  const source = '\nReasoning the prompt opened.</think>\n\nThe answer <b>.';
+  for (let cut = 0; cut <= source.length; cut++) {
+    const filter = new ThinkFilter(true);
+    const out = filter.push(source.slice(0, cut)) + filter.push(source.slice(cut)) + filter.end();
+    assert.equal(out, '\n\nThe answer <b>.', `cut at ${cut}`);
+    assert.equal(filter.sawBareClose, true);
+    assert.equal(filter.reasoningChars, '\nReasoning the prompt opened.'.length);
+  }
+  // Without knowing the model, only what has not been shown yet can be dropped.
+  const unknown = new ThinkFilter();
+  assert.equal(unknown.push('\n'), '\n');
+  assert.equal(unknown.push('</th'), '');
+  assert.equal(unknown.push('ink>Answer'), 'Answer');
+  assert.equal(unknown.sawBareClose, true);
+  assert.equal(new ThinkFilter().push(' Reasoning.</think>Answer'), 'Answer');
+  const late = new ThinkFilter();
+  assert.equal(late.push('Answer first. '), 'Answer first. ');
+  assert.equal(late.push('More</think> end'), 'More end'); // shown text stays; the stray tag goes
+  // A model known to open reasoning in the prompt that answers without any: shown at the end.
+  const plain = new ThinkFilter(true);
+  assert.equal(plain.push('No reasoning '), '');
+  assert.equal(plain.push('this time.'), '');
+  assert.equal(plain.end(), 'No reasoning this time.');
+  // An explicit <think> first decides it too: the text before it is answer text.
+  const explicit = new ThinkFilter(true);
+  assert.equal(explicit.push('Hi <think>x</think> there'), 'Hi  there');
+});
+
+test('StreamAssembler: an error chunk inside the stream fails the call with 502 upstream_error and its message', () => {
+  const seen: string[] = [];
+  const a = new StreamAssembler((t) => seen.push(t), { modelId: 'm' });
+  a.push(chunk({ content: 'Partial <thi' }));
+  assert.throws(() => a.push(JSON.stringify({ error: { object: 'error', message: 'CUDA out of memory', type: 'InternalServerError', code: 500 } })), {
+    status: 502,
+    code: 'upstream_error',
+    message: 'The upstream for model "m" failed: it sent an error in the stream: CUDA out of memory.',
+  });
+  // What the failed call held back is not shown, only counted.
+  const partial = a.abandon();
+  assert.deepEqual(seen, ['Partial ']);
+  assert.equal(partial.producedChars, 'Partial <thi'.length);
+  assert.throws(() => new StreamAssembler(() => {}, { modelId: 'm' }).push('{"error":"overloaded"}'), {
+    message: 'The upstream for model "m" failed: it sent an error in the stream: overloaded.',
+  });
+});
+
+test('StreamAssembler: content and tool arguments past maxChars fail the call instead of growing without bound', () => {
+  const args = new StreamAssembler(() => {}, { modelId: 'm', maxChars: 100 });
+  args.push(chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'one', arguments: 'x'.repeat(60) } }] }));
+  assert.throws(() => args.push(chunk({ tool_calls: [{ index: 0, function: { arguments: 'x'.repeat(60) } }] })), {
+    status: 502,
+    code: 'upstream_error',
+    message: 'The upstream for model "m" failed: response too large (over 100 characters of content and tool arguments).',
+  });
+  const whole = new StreamAssembler(() => {}, { modelId: 'm', maxChars: 100 });
+  assert.throws(() => whole.push(chunk({ tool_calls: [{ function: { name: 'one', arguments: { big: 'y'.repeat(100) } } }] })), { code: 'upstream_error' });
+  const text = new StreamAssembler(() => {}, { modelId: 'm', maxChars: 100 });
+  text.push(chunk({ content: 'z'.repeat(100) }));
+  assert.throws(() => text.push(chunk({ content: 'z' })), { code: 'upstream_error' });
 });
