@@ -170,3 +170,37 @@ test('a cancelled stream settles what was consumed and holds nothing afterwards'
   assert.equal(balance.credits + balance.total_spent, 20, 'nothing is left on hold');
   assert.ok(balance.total_spent >= 4 && balance.total_spent <= 6, `charged ${balance.total_spent}`);
 });
+
+test('a streamed chat with credits on: the finish chunk carries credits {charged, remaining}, equal to the ledger', async () => {
+  const { wallet, key } = await fundedWallet(50);
+  upstream.script(
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"s"}' }], usage: { prompt_tokens: 1800, completion_tokens: 200 } },
+    { text: ['Streamed', ' answer.'], usage: { prompt_tokens: 2100, completion_tokens: 400 } },
+  );
+  const stream = await openaiFor(gateway, key, wallet).chat.completions.create({ ...ask, stream: true });
+  const chunks: unknown[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const finish = chunks.at(-1) as { choices: Array<{ finish_reason: string }>; credits: { charged: number; remaining: number } };
+  assert.equal(finish.choices[0].finish_reason, 'stop');
+  // (3900 + 2 × 600) / 1000 = 5.1 → 6
+  assert.deepEqual(finish.credits, { charged: 6, remaining: 44 });
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 44, total_deposited: 50, total_spent: 6 });
+});
+
+test('an error inside the upstream stream charges only what was consumed', async () => {
+  const { wallet, key } = await fundedWallet(20);
+  // Nothing produced before the error: the hold goes back whole.
+  upstream.script({ streamError: { message: 'CUDA out of memory' } });
+  const failed = await postChat(gateway, ask, authHeaders(key, wallet));
+  assert.equal(failed.status, 502);
+  assert.equal(failed.body.error.code, 'upstream_error');
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 20, total_deposited: 20, total_spent: 0 });
+  // A finished round, then an error: that round is charged, the failed call adds nothing it did not produce.
+  upstream.script(
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"e"}' }], usage: { prompt_tokens: 2500, completion_tokens: 500 } },
+    { streamError: { message: 'CUDA out of memory' } },
+  );
+  const later = await postChat(gateway, ask, authHeaders(key, wallet));
+  assert.equal(later.status, 502);
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 16, total_deposited: 20, total_spent: 4 });
+});

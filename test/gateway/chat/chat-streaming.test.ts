@@ -1,4 +1,4 @@
-import { test, before, after, beforeEach } from 'node:test';
+import { test, before, after, beforeEach, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../../fixtures/upstream/scripted-upstream.js';
 import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, postChat, startChatGateway, traceOf } from './chat-harness.js';
-import { waitFor } from '../tools/fixture-servers.js';
+import { fixtureServer, waitFor } from '../tools/fixture-servers.js';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 
 let upstream: ScriptedUpstream;
@@ -269,4 +269,51 @@ test('a model whose template opens <think> in the prompt: its reasoning is dropp
   for await (const chunk of stream) joined += chunk.choices[0]?.delta?.content ?? '';
   assert.equal(whole.choices[0].message.content, 'The answer.');
   assert.equal(joined, 'The answer.');
+});
+
+describe('keep-alive: headers once accepted, a comment after every quiet period', () => {
+  let quiet: TestGateway;
+  let quietKey: string;
+  before(async () => {
+    quiet = await startChatGateway({
+      upstream,
+      config: (json) => {
+        (json.chat as Record<string, unknown> | undefined) ?? (json.chat = {});
+        (json.chat as Record<string, unknown>).keepAliveMs = 50;
+        json.mcpServers = { slow: fixtureServer('slow') };
+      },
+    });
+    quietKey = await apiKeyFor(quiet);
+  });
+  after(() => quiet?.stop());
+
+  const post = (body: Record<string, unknown>) =>
+    fetch(`${quiet.url}/v1/chat/completions`, { method: 'POST', headers: authHeaders(quietKey), body: JSON.stringify({ ...ask, stream: true, ...body }) });
+
+  /** The comments that came before the first data event. */
+  const commentsBeforeData = (text: string) => {
+    const list = events(text);
+    return list.slice(0, list.findIndex((e) => e.data !== undefined)).map((e) => e.comment);
+  };
+
+  test('the status line comes before the upstream answers, and keep-alives while it is silent', async () => {
+    upstream.script({ text: 'Late.', delayMs: 300 });
+    const res = await post({ tool_choice: 'none' });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    assert.notEqual(upstream.requests[0]?.finished, true, 'headers arrived while the upstream had not answered');
+    const comments = commentsBeforeData(await res.text());
+    assert.ok(comments.length >= 3 && comments.every((c) => c === 'keepalive'), JSON.stringify(comments));
+  });
+
+  test('keep-alives while the model only reasons, and while a tool runs', async () => {
+    upstream.script({ reasoning: ['a', 'b', 'c', 'd', 'e', 'f'], text: 'Thought.', chunkDelayMs: 40 });
+    const reasoning = commentsBeforeData(await (await post({ tool_choice: 'none' })).text());
+    assert.ok(reasoning.filter((c) => c === 'keepalive').length >= 2, JSON.stringify(reasoning));
+
+    upstream.script({ toolCalls: [{ name: 'sleep', arguments: '{"ms":300}' }] }, { text: 'Slept.' });
+    const tools = commentsBeforeData(await (await post({})).text());
+    assert.equal(tools[0], 'tool sleep');
+    assert.ok(tools.slice(1).filter((c) => c === 'keepalive').length >= 3, JSON.stringify(tools));
+  });
 });
