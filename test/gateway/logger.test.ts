@@ -52,3 +52,36 @@ test('the logger censors structured secrets and scrubs every line', () => {
   // An error keeps its message (minus the secrets), so the log stays useful.
   assert.equal(second.err.message, 'upstream refused key sy_[redacted] with signature 0x[redacted-signature]');
 });
+
+test('the signature hint (0x + 130 hex digits) agrees with the regex it guards, on edge cases and random text', () => {
+  const pattern = /0x[0-9a-fA-F]{130,}/g;
+  const hex = (n: number, digit = 'a') => digit.repeat(n);
+  const cases = [
+    `0x${hex(130)}`, // exactly 130, at the very end
+    `0x${hex(129)}`, // one short, at the end
+    `x 0x${hex(129)} y`,
+    `0x${hex(129)}g${hex(5)}`, // broken by a non-hex character
+    `0x${hex(40)} 0x${hex(130, 'F')}`, // a wallet first, a signature after
+    `0x0x${hex(130, '0')}`, // an overlapping 0x
+    `0X${hex(130)}`, // upper-case X is not the pattern
+    `${hex(132)}`, // no 0x at all
+    `0x${hex(65, 'ab')}`, // 130 characters of mixed hex
+    `0x${hex(131)}"`,
+    '0x',
+    '',
+  ];
+  for (const text of cases) {
+    const expected = text.replace(pattern, '0x[redacted-signature]');
+    assert.equal(redactSecrets(text), expected, text.slice(0, 40));
+  }
+  // Random text from an alphabet dense in hex digits and 0x, at lengths around the threshold.
+  const alphabet = '0x0x0123456789abcdefABCDEFgx "';
+  let seed = 42;
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+  for (let i = 0; i < 2000; i++) {
+    let text = '0x';
+    const length = 120 + Math.floor(random() * 30);
+    for (let j = 0; j < length; j++) text += random() < 0.97 ? 'abcdef0123456789'[Math.floor(random() * 16)] : alphabet[Math.floor(random() * alphabet.length)];
+    assert.equal(redactSecrets(text), text.replace(pattern, '0x[redacted-signature]'), text);
+  }
+});

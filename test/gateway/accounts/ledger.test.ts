@@ -235,6 +235,30 @@ describe('ledger over a store directly', () => {
     const ledger = new KeyvLedger(store, { reservationTtlMs: 1_000 });
     await assert.rejects(ledger.reserve(wallet, 1), /ledger: the record of 0x6{40} is damaged/);
   });
+
+  test('the in-memory record cache forgets a record whose write failed: the next step reads the store', async () => {
+    const wallet = '0x' + '8'.repeat(40);
+    const ledger = new KeyvLedger(store, { reservationTtlMs: 60_000 });
+    await ledger.grant(wallet, 10); // cached as committed
+    const balances = store.balances;
+    const realSet = balances.set;
+    balances.set = (async () => {
+      throw new Error('disk full');
+    }) as typeof balances.set;
+    try {
+      // The step changed its copy in place (credits 7, a hold) before the write failed.
+      await assert.rejects(ledger.reserve(wallet, 3), /disk full/);
+    } finally {
+      balances.set = realSet;
+    }
+    // Behind the ledger's back the store moves on; a cached copy would hide this.
+    await balances.set(wallet, { ...((await balances.get(wallet)) as object), credits: 12, total_deposited: 12 });
+    const hold = await ledger.reserve(wallet, 1);
+    assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 11, total_deposited: 12, total_spent: 0 });
+    assert.deepEqual(await ledger.settle(hold, 1), { charged: 1, remaining: 11 });
+    const record = (await balances.get(wallet)) as { holds: Record<string, unknown> };
+    assert.deepEqual(record.holds, {}, 'the failed reservation never reached the store');
+  });
 });
 
 describe('balances survive a restart', () => {
