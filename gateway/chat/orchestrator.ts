@@ -42,7 +42,8 @@ export interface ChatPlan {
 export interface ChatSink {
   /**
    * The request passed every check that is answered with a plain HTTP error (model up, first
-   * credits held); from here on failures belong in the answer itself. Called once, before any content.
+   * credits held, the first upstream call answered 2xx); from here on failures belong in the
+   * answer itself. Called once, before any content.
    */
   accepted(): void;
   /** Visible answer text, in order; the concatenation of all calls is the final `content`. */
@@ -180,10 +181,6 @@ export class ChatOrchestrator {
           break;
         }
         if (abort.aborted) throw abort.reason;
-        if (!accepted) {
-          accepted = true;
-          sink.accepted();
-        }
 
         onVisible.newRound();
         const assembler = new StreamAssembler(onVisible.push, {
@@ -198,7 +195,20 @@ export class ChatOrchestrator {
             ...plan.sampling,
             ...(tools.length ? { tools, tool_choice: forceFinal ? 'none' : 'auto' } : {}),
           },
-          { abort, onData: (data) => assembler.push(data), drained: sink.drained },
+          {
+            abort,
+            onData: (data) => assembler.push(data),
+            drained: sink.drained,
+            // Accepted once the first upstream call answered 2xx: until then every refusal (402,
+            // 503, the upstream's own 4xx) is still a plain HTTP error, and after it the stream's
+            // keep-alives cover however long the model thinks or the tools run.
+            onResponse: accepted
+              ? undefined
+              : () => {
+                  accepted = true;
+                  sink.accepted();
+                },
+          },
         );
         const round: AssembledRound = assembler.finish();
         inFlight = undefined;

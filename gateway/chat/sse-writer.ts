@@ -2,9 +2,9 @@
  * Writes a chat answer as Server-Sent Events in the OpenAI `chat.completion.chunk` format: the
  * first delta carries the role, then content deltas, a chunk with `finish_reason` (plus
  * `tool_trace` and `credits`), an optional usage chunk with `choices: []`, then `data: [DONE]`.
- * The route calls `begin()` once the request is accepted, so the client has its status line and
- * headers at once, even when the model thinks for minutes; anything that fails before it is still
- * a plain HTTP error. From then on, a `: keepalive` comment goes out whenever nothing else was
+ * The route calls `begin()` once the request is accepted (the first upstream call answered 2xx),
+ * so the client has its status line and headers before the model has written anything, even when
+ * it thinks for minutes; anything that fails before it is still a plain HTTP error. From then on, a `: keepalive` comment goes out whenever nothing else was
  * written for `keepAliveMs` (tools running, a long reasoning phase), so proxies keep the
  * connection. Writes after the client left are dropped, never thrown.
  *

@@ -50,6 +50,8 @@ export interface StreamChatOptions {
    * full (reading pauses until it settles), undefined otherwise.
    */
   drained?(): Promise<void> | undefined;
+  /** Called once the upstream has answered 2xx, before any of its body is read. */
+  onResponse?(): void;
 }
 
 export interface UpstreamClientOptions {
@@ -149,6 +151,7 @@ export class UpstreamClient {
 
     try {
       const response = await this.openStream(body, abort, fail);
+      options.onResponse?.();
       // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
       // network chunks intact. Node's StringDecoder rather than TextDecoder, which costs more per
       // small chunk; unlike TextDecoder it keeps a leading byte-order mark, dropped here instead.

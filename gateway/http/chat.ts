@@ -80,8 +80,8 @@ async function streamAnswer(
 ): Promise<void> {
   const sse = new SseWriter(ctx.res, identity, orchestrator.keepAliveMs);
   const sink: ChatSink = {
-    // Accepted: the status line and headers go out now, whatever the model does next. Koa must
-    // not touch the response once we write to it ourselves.
+    // Accepted (the first upstream call answered 2xx): the status line and headers go out now,
+    // whatever the model does next. Koa must not touch the response once we write to it ourselves.
     accepted() {
       ctx.status = 200;
       ctx.respond = false;

@@ -156,19 +156,19 @@ test('an error after the stream began is a final chunk with error and finish_rea
   assert.equal(JSON.parse(data[0]).choices[0].delta.content, 'Looking.');
 });
 
-test('errors decided before the request is accepted are plain HTTP errors; the upstream\'s own are in-stream', async () => {
+test('errors decided before the stream begins are plain HTTP errors, the first upstream call\'s refusal included', async () => {
   const unknown = await streamRaw({ model: 'nope' });
   assert.equal(unknown.status, 404);
   assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'model_not_found');
-  // Accepted (model up, credits held): the headers are out before the upstream answers.
+  // The stream begins only once the upstream has accepted the first call, so its 4xx (context
+  // too long) is still an honest HTTP 400, as without streaming.
   upstream.script({ status: 400, body: { error: { message: 'too long' } } });
   const rejected = await streamRaw({});
-  assert.equal(rejected.status, 200);
-  assert.equal(rejected.headers.get('content-type'), 'text/event-stream');
-  const data = events(await rejected.text()).filter((e) => e.data).map((e) => e.data!);
-  assert.equal(data.length, 2);
-  assert.equal(JSON.parse(data[0]).error.code, 'upstream_invalid_request');
-  assert.equal(data[1], '[DONE]');
+  assert.equal(rejected.status, 400);
+  assert.match(rejected.headers.get('content-type') ?? '', /^application\/json/);
+  const body = (await rejected.json()) as { error: { code: string; message: string } };
+  assert.equal(body.error.code, 'upstream_invalid_request');
+  assert.match(body.error.message, /too long/);
 });
 
 test('a client that disconnects mid-stream aborts the upstream call at once, and the gateway carries on', async () => {
@@ -296,8 +296,9 @@ describe('keep-alive: headers once accepted, a comment after every quiet period'
     return list.slice(0, list.findIndex((e) => e.data !== undefined)).map((e) => e.comment);
   };
 
-  test('the status line comes before the upstream answers, and keep-alives while it is silent', async () => {
-    upstream.script({ text: 'Late.', delayMs: 300 });
+  test('the status line comes once the upstream accepts, before it has answered, and keep-alives while it is silent', async () => {
+    // The upstream sends its headers and first chunk at once, then is silent 300 ms between chunks.
+    upstream.script({ text: 'Late.', chunkDelayMs: 300 });
     const res = await post({ tool_choice: 'none' });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'text/event-stream');
