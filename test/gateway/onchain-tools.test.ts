@@ -2,7 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { erc20Abi, formatEther, formatUnits, getAddress } from 'viem';
 import { freePort } from '../helpers/evm-node.js';
-import { startTestGateway, walletHeaders, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, walletHeaders, type TestGateway, executeTool } from '../helpers/gateway.js';
+import { runnableEnv } from './tools/fixture-servers.js';
 import { startLocalChainScenario, type LocalChainScenario } from '../tool-servers/onchain/local-chain-scenario.js';
 
 interface ExecuteBody {
@@ -19,15 +20,11 @@ describe('onchain tools through the gateway', () => {
   let gateway: TestGateway;
   const secret = 'SECRETKEY42';
 
-  const execute = async (tool: string, args: Record<string, unknown>) => {
-    const response = await fetch(`${gateway.url}/v1/tools/execute`, { method: 'POST', headers: walletHeaders(), body: JSON.stringify({ tool, args }) });
-    return { status: response.status, body: (await response.json()) as ExecuteBody };
-  };
+  const execute = (tool: string, args: Record<string, unknown>) => executeTool<ExecuteBody>(gateway, tool, args);
 
   before(async () => {
     chain = await startLocalChainScenario();
-    const passThrough: Record<string, string> = {};
-    for (const name of ['PATH', 'HOME', 'NODE_V8_COVERAGE']) if (process.env[name]) passThrough[name] = process.env[name] as string;
+    const passThrough = runnableEnv();
     const deadRpcs = `http://127.0.0.1:${await freePort()}/v2/${secret},http://127.0.0.1:${await freePort()}`;
     gateway = await startTestGateway({
       config: (json) => {

@@ -1,7 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { startTestGateway, walletHeaders, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, walletHeaders, type TestGateway, executeTool } from '../helpers/gateway.js';
+import { runnableEnv } from './tools/fixture-servers.js';
 import { startPriceFixtures, type PriceFixtures } from '../fixtures/utility/price-fixtures.js';
 import { startForecast, startGeocoding } from '../fixtures/utility/open-meteo-fixtures.js';
 import type { FixtureServer } from '../fixtures/utility/fixture-server.js';
@@ -14,15 +15,11 @@ describe('utility tools through the gateway', () => {
   let geocoding: FixtureServer;
   let forecast: FixtureServer;
 
-  const execute = async (tool: string, args: Record<string, unknown>) => {
-    const response = await fetch(`${gateway.url}/v1/tools/execute`, { method: 'POST', headers: walletHeaders(), body: JSON.stringify({ tool, args }) });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const execute = (tool: string, args: Record<string, unknown>) => executeTool(gateway, tool, args);
 
   before(async () => {
     [prices, geocoding, forecast] = await Promise.all([startPriceFixtures(), startGeocoding(), startForecast()]);
-    const passThrough: Record<string, string> = {};
-    for (const name of ['PATH', 'HOME', 'NODE_V8_COVERAGE']) if (process.env[name]) passThrough[name] = process.env[name] as string;
+    const passThrough = runnableEnv();
     gateway = await startTestGateway({
       config: (json) => {
         json.freeMode = true;
@@ -157,8 +154,7 @@ describe('the shipped tool servers together', () => {
 
   before(async () => {
     const shipped = JSON.parse(readFileSync('config/gateway.json', 'utf8')) as { mcpServers: Record<string, { command: string }> };
-    const passThrough: Record<string, string> = {};
-    for (const name of ['PATH', 'HOME', 'NODE_V8_COVERAGE']) if (process.env[name]) passThrough[name] = process.env[name] as string;
+    const passThrough = runnableEnv();
     gateway = await startTestGateway({
       config: (json) => {
         json.freeMode = true;

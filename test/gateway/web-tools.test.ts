@@ -1,7 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { startTestGateway, walletHeaders, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, walletHeaders, type TestGateway, executeTool } from '../helpers/gateway.js';
+import { runnableEnv } from './tools/fixture-servers.js';
 import { startFixture, sendJson, sendText, type Fixture } from '../fixtures/web/fixture-server.js';
 import { deadProviderEnv } from '../fixtures/web/web-client.js';
 
@@ -12,10 +13,7 @@ describe('web tools through the gateway', () => {
   let providers: Fixture;
   let forbidden: Fixture;
 
-  const execute = async (tool: string, args: Record<string, unknown>) => {
-    const response = await fetch(`${gateway.url}/v1/tools/execute`, { method: 'POST', headers: walletHeaders(), body: JSON.stringify({ tool, args }) });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const execute = (tool: string, args: Record<string, unknown>) => executeTool(gateway, tool, args);
 
   before(async () => {
     const article = readFileSync(new URL('../fixtures/web/articles/news-article.html', import.meta.url), 'utf8');
@@ -37,8 +35,7 @@ describe('web tools through the gateway', () => {
         sendText(res, 404, 'no route');
       }
     });
-    const passThrough: Record<string, string> = {};
-    for (const name of ['PATH', 'HOME', 'NODE_V8_COVERAGE']) if (process.env[name]) passThrough[name] = process.env[name] as string;
+    const passThrough = runnableEnv();
     gateway = await startTestGateway({
       config: (json) => {
         json.freeMode = true;

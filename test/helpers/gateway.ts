@@ -79,3 +79,13 @@ export async function apiKeyFor(gateway: RunningGateway, wallet = WALLET, name =
 export function authHeaders(key: string, wallet = WALLET, extra: Record<string, string> = {}): Record<string, string> {
   return walletHeaders(wallet, { authorization: `Bearer ${key}`, ...extra });
 }
+
+/** `POST /v1/tools/execute` in free mode: the status and the parsed body. */
+export async function executeTool<Body = Record<string, unknown>>(
+  gateway: { url: string },
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<{ status: number; body: Body }> {
+  const response = await fetch(`${gateway.url}/v1/tools/execute`, { method: 'POST', headers: walletHeaders(), body: JSON.stringify({ tool, args }) });
+  return { status: response.status, body: (await response.json()) as Body };
+}
