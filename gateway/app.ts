@@ -1,12 +1,12 @@
 import Koa, { type Middleware } from 'koa';
 import compose from 'koa-compose';
 import Router from '@koa/router';
-import { koaBody } from 'koa-body';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { GatewayError } from './errors.js';
 import { errorHandler } from './http/error-handler.js';
+import { jsonBody } from './http/json-body.js';
 import { requireWallet } from './http/wallet.js';
 import { registerModelRoutes } from './http/models.js';
 import { registerHealthRoutes, type HealthContributor } from './http/health.js';
@@ -79,32 +79,12 @@ export function createApp(deps: AppDeps): Koa {
   //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request
   //    budget → JSON body. Bodies are read only once the caller is known, and inside the route,
   //    so a route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
-  // Bodies are JSON: application/json or any +json type, as koa-body parses and the guard below checks.
-  const jsonTypes = ['json', '+json'];
-  const parseJson = koaBody({
-    json: true,
-    jsonTypes,
-    urlencoded: false,
-    text: false,
-    multipart: false,
-    jsonStrict: true,
-    jsonLimit: config.server.bodyLimitBytes,
-    onError: (err) => {
-      throw err;
-    },
-  });
-  // koa-body skips a body of another type, which then reads as "no fields": a text/plain grant
-  // would fail as "address: expected string". Say what is wrong instead (415, error-handler.ts).
-  const jsonBody: Middleware = (ctx, next) => {
-    const hasBody = Number(ctx.get('content-length')) > 0 || ctx.get('transfer-encoding') !== '';
-    if (hasBody && !ctx.is(jsonTypes)) ctx.throw(415);
-    return parseJson(ctx, next);
-  };
+  const readJson = jsonBody(config.server.bodyLimitBytes);
   const auth = (keyRequired: 'always' | 'unless-free') =>
     authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
   // One budget per wallet across every route group: a limiter per chain would triple it.
   const walletBudget = perWalletRateLimit(config.limits.perWallet);
-  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, jsonBody];
+  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, readJson];
   const gated = compose(gatedSteps);
   const router = new Router();
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
@@ -122,13 +102,13 @@ export function createApp(deps: AppDeps): Koa {
   registerChatRoutes(router, [gated, chatConcurrency(config.limits)], orchestrator);
   registerToolRoutes(router, gated, { tools: deps.tools, billing: { ledger: deps.accounts.ledger }, shuttingDown: deps.shuttingDown });
   // Key routes have their own guards: minting a key cannot need a key.
-  const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, jsonBody];
-  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), walletBudget, jsonBody];
+  const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, readJson];
+  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), walletBudget, readJson];
   const walletOnly = compose(walletOnlySteps);
   const keyOfWallet = compose(keyOfWalletSteps);
   registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });
   registerCreditRoutes(router, gated, deps.accounts.ledger);
-  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger, jsonBody });
+  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger, jsonBody: readJson });
   app.use(router.routes());
   app.use(
     // No `throw`: the router then sets the `Allow` header a 405 must carry; step 5 adds the body.
