@@ -2,7 +2,9 @@
  * Helpers for tool host tests: config entries for the fixture MCP servers in test/fixtures/mcp,
  * the environment a child needs to run at all, and checks by pid.
  */
+import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { GatewayError } from '../../../gateway/errors.js';
 import type { Logger } from '../../../gateway/logger.js';
 
 export const FIXTURE_DIR = 'test/fixtures/mcp';
@@ -66,4 +68,15 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Run `call` and return the GatewayError it must throw. */
+export async function failure(call: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await call;
+  } catch (err) {
+    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected the call to fail');
 }

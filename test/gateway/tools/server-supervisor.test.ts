@@ -1,21 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GatewayError } from '../../../gateway/errors.js';
 import { TRUNCATED_MARK } from '../../../gateway/tools/capped-lines.js';
 import { createToolHost } from '../../../gateway/tools/tool-host.js';
 import { startHttpMcpFixture } from '../../fixtures/mcp/http-server.js';
-import { capturingLogger, fixtureServer, isAlive, runnableEnv, waitFor } from './fixture-servers.js';
-
-/** Run `call` and return the GatewayError it must throw. */
-async function failure(call: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await call;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the call to fail');
-}
+import { capturingLogger, fixtureServer, isAlive, runnableEnv, waitFor, failure } from './fixture-servers.js';
 
 describe('server supervision', () => {
   test('a Streamable HTTP server that goes away: the first call is already a 503 with Retry-After; back when it returns', async () => {

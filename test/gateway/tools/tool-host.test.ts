@@ -4,21 +4,9 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { McpServerConfig } from '../../../gateway/config.js';
-import { GatewayError } from '../../../gateway/errors.js';
 import { createToolHost, ToolHostStartError, type ToolHost } from '../../../gateway/tools/tool-host.js';
 import { startHttpMcpFixture, type HttpMcpFixture } from '../../fixtures/mcp/http-server.js';
-import { capturingLogger, fixtureServer, isAlive, runnableEnv, waitFor } from './fixture-servers.js';
-
-/** Run `call` and return the GatewayError it must throw. */
-async function failure(call: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await call;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the call to fail');
-}
+import { capturingLogger, fixtureServer, isAlive, runnableEnv, waitFor, failure } from './fixture-servers.js';
 
 function cancelLines(file: string): string[] {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];

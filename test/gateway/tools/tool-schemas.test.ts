@@ -1,19 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GatewayError } from '../../../gateway/errors.js';
 import { createToolHost, type ToolHost } from '../../../gateway/tools/tool-host.js';
-import { capturingLogger, fixtureServer, runnableEnv } from './fixture-servers.js';
-
-/** Run `call` and return the GatewayError it must throw. */
-async function failure(call: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await call;
-  } catch (err) {
-    assert.ok(err instanceof GatewayError, `expected a GatewayError, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected the call to fail');
-}
+import { capturingLogger, fixtureServer, runnableEnv, failure } from './fixture-servers.js';
 
 describe('input and output schemas, checked by the host', () => {
   let host: ToolHost;
