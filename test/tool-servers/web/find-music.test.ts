@@ -1,14 +1,10 @@
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ServerResponse } from 'node:http';
-import { startFixture, sendJson, sendText, hang, type Fixture, type FixtureRequest } from '../../fixtures/web/fixture-server.js';
-import { connectWebServer, type WebClient } from '../../fixtures/web/web-client.js';
+import { sendJson, sendText, hang } from '../../fixtures/web/fixture-server.js';
+import type { WebClient } from '../../fixtures/web/web-client.js';
+import { useProviderFixtures, type Behaviour } from '../../fixtures/web/provider-fixtures.js';
 import { createMinInterval } from '../../../tool-servers/web/music/min-interval.js';
 
-type Behaviour = (request: FixtureRequest, response: ServerResponse) => void;
-const behaviour: Record<string, Behaviour> = {};
-const fixtures: Record<string, Fixture> = {};
-let client: WebClient | undefined;
 
 // iTunes answers JSON with content type text/javascript.
 const ITUNES_OK: Behaviour = (req, res) => {
@@ -90,24 +86,10 @@ const MB_OK: Behaviour = (req, res) => {
   });
 };
 
-before(async () => {
-  for (const name of ['itunes', 'deezer', 'musicbrainz']) fixtures[name] = await startFixture((req, res) => behaviour[name](req, res));
-});
-
-after(async () => {
-  await client?.close();
-  await Promise.all(Object.values(fixtures).map((f) => f.close()));
-});
-
-beforeEach(async () => {
-  await client?.close();
-  client = undefined;
-  for (const f of Object.values(fixtures)) f.requests.length = 0;
-  Object.assign(behaviour, { itunes: ITUNES_OK, deezer: DEEZER_OK, musicbrainz: MB_OK });
-});
+const { fixtures, behaviour, connect } = useProviderFixtures({ itunes: ITUNES_OK, deezer: DEEZER_OK, musicbrainz: MB_OK });
 
 async function start(env: Record<string, string> = {}): Promise<WebClient> {
-  client = await connectWebServer({
+  return connect({
     ITUNES_BASE_URL: fixtures.itunes.url,
     DEEZER_BASE_URL: fixtures.deezer.url,
     MUSICBRAINZ_BASE_URL: fixtures.musicbrainz.url,
@@ -115,7 +97,6 @@ async function start(env: Record<string, string> = {}): Promise<WebClient> {
     WEB_PROVIDER_TIMEOUT_MS: '400',
     ...env,
   });
-  return client;
 }
 
 test('itunes: tracks, albums and artists through the documented entity names', async () => {

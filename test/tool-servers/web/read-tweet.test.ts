@@ -1,16 +1,12 @@
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ServerResponse } from 'node:http';
-import { startFixture, sendJson, hang, type Fixture, type FixtureRequest } from '../../fixtures/web/fixture-server.js';
-import { connectWebServer, type WebClient } from '../../fixtures/web/web-client.js';
+import { sendJson, hang } from '../../fixtures/web/fixture-server.js';
+import type { WebClient } from '../../fixtures/web/web-client.js';
+import { useProviderFixtures, type Behaviour } from '../../fixtures/web/provider-fixtures.js';
 import { parseTweetRef } from '../../../tool-servers/web/tweets/tweet-ref.js';
 import { syndicationToken } from '../../../tool-servers/web/tweets/syndication.js';
 import { ToolError } from '../../../tool-servers/kit/index.js';
 
-type Behaviour = (request: FixtureRequest, response: ServerResponse) => void;
-const behaviour: Record<string, Behaviour> = {};
-const fixtures: Record<string, Fixture> = {};
-let client: WebClient | undefined;
 
 const ID = '1585341984679469056';
 
@@ -106,24 +102,10 @@ const X_NOT_FOUND: Behaviour = (_req, res) =>
   });
 const X_UNAUTHORIZED: Behaviour = (_req, res) => sendJson(res, 401, { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' });
 
-before(async () => {
-  for (const name of ['fxtwitter', 'syndication', 'x']) fixtures[name] = await startFixture((req, res) => behaviour[name](req, res));
-});
-
-after(async () => {
-  await client?.close();
-  await Promise.all(Object.values(fixtures).map((f) => f.close()));
-});
-
-beforeEach(async () => {
-  await client?.close();
-  client = undefined;
-  for (const f of Object.values(fixtures)) f.requests.length = 0;
-  Object.assign(behaviour, { fxtwitter: FX_OK, syndication: SYND_OK, x: X_OK });
-});
+const { fixtures, behaviour, connect } = useProviderFixtures({ fxtwitter: FX_OK, syndication: SYND_OK, x: X_OK });
 
 async function start(env: Record<string, string> = {}): Promise<WebClient> {
-  client = await connectWebServer({
+  return connect({
     FXTWITTER_BASE_URL: fixtures.fxtwitter.url,
     SYNDICATION_BASE_URL: fixtures.syndication.url,
     X_API_BASE_URL: fixtures.x.url,
@@ -131,7 +113,6 @@ async function start(env: Record<string, string> = {}): Promise<WebClient> {
     WEB_PROVIDER_TIMEOUT_MS: '400',
     ...env,
   });
-  return client;
 }
 
 test('parseTweetRef accepts x.com, twitter.com, fxtwitter, vxtwitter links and bare ids', () => {
@@ -213,7 +194,6 @@ test('not_found only when every provider asked said so; the last one\'s reason i
   assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (not found).` });
   assert.deepEqual([fixtures.fxtwitter.requests.length, fixtures.syndication.requests.length, fixtures.x.requests.length], [1, 1, 1]);
   behaviour.fxtwitter = FX_PRIVATE;
-  await client?.close();
   const keyless = await start({ X_BEARER_TOKEN: '' });
   assert.deepEqual((await keyless.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (deleted or withheld).` });
 });

@@ -1,18 +1,14 @@
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { startFixture, sendJson, sendText, hang, type Fixture, type FixtureRequest } from '../../fixtures/web/fixture-server.js';
-import { connectWebServer, type WebClient } from '../../fixtures/web/web-client.js';
-import type { ServerResponse } from 'node:http';
+import { sendJson, sendText, hang } from '../../fixtures/web/fixture-server.js';
+import type { WebClient } from '../../fixtures/web/web-client.js';
+import { useProviderFixtures, type Behaviour } from '../../fixtures/web/provider-fixtures.js';
 
 const ddgPage = readFileSync(new URL('../../fixtures/web/duckduckgo-results.html', import.meta.url), 'utf8');
 const ddgEmpty = readFileSync(new URL('../../fixtures/web/duckduckgo-no-results.html', import.meta.url), 'utf8');
 
 // Each fixture answers through a swappable behaviour, so one server per provider serves every test.
-type Behaviour = (request: FixtureRequest, response: ServerResponse) => void;
-const behaviour: Record<string, Behaviour> = {};
-const fixtures: Record<string, Fixture> = {};
-let client: WebClient | undefined;
 
 const BRAVE_OK: Behaviour = (_req, res) =>
   sendJson(res, 200, {
@@ -52,26 +48,10 @@ const BRAVE_RATE_LIMITED: Behaviour = (_req, res) =>
   sendJson(res, 429, { type: 'ErrorResponse', error: { id: 'x', status: 429, code: 'RATE_LIMITED', detail: 'Request rate limit exceeded for plan.' } });
 const SERVER_ERROR: Behaviour = (_req, res) => sendJson(res, 500, { detail: 'Internal error' });
 
-before(async () => {
-  for (const name of ['brave', 'tavily', 'searxng', 'duckduckgo']) {
-    fixtures[name] = await startFixture((req, res) => behaviour[name](req, res));
-  }
-});
-
-after(async () => {
-  await client?.close();
-  await Promise.all(Object.values(fixtures).map((f) => f.close()));
-});
-
-beforeEach(async () => {
-  await client?.close();
-  client = undefined;
-  for (const f of Object.values(fixtures)) f.requests.length = 0;
-  Object.assign(behaviour, { brave: BRAVE_OK, tavily: TAVILY_OK, searxng: SEARXNG_OK, duckduckgo: DDG_OK });
-});
+const { fixtures, behaviour, connect } = useProviderFixtures({ brave: BRAVE_OK, tavily: TAVILY_OK, searxng: SEARXNG_OK, duckduckgo: DDG_OK });
 
 async function start(env: Record<string, string> = {}): Promise<WebClient> {
-  client = await connectWebServer({
+  return connect({
     BRAVE_BASE_URL: fixtures.brave.url,
     BRAVE_API_KEY: 'brave-secret-key',
     TAVILY_BASE_URL: fixtures.tavily.url,
@@ -81,7 +61,6 @@ async function start(env: Record<string, string> = {}): Promise<WebClient> {
     WEB_PROVIDER_TIMEOUT_MS: '400',
     ...env,
   });
-  return client;
 }
 
 test('brave: sends the key header and count, and strips markup from titles and snippets', async () => {
