@@ -8,7 +8,7 @@
  */
 import { create, insertMultiple, search, type Results, type TypedDocument } from '@orama/orama';
 import type { CorpusProject } from '../tool-servers/knowledge/corpus.js';
-import { FIELD_BOOSTS, isRelevant, type RelevanceThreshold, type ScoredHit } from '../tool-servers/knowledge/knowledge-index.js';
+import { FIELD_BOOSTS, isRelevant, sectionChunks, type RelevanceThreshold, type ScoredHit } from '../tool-servers/knowledge/knowledge-index.js';
 import { createTermWeights, largestIdf } from '../tool-servers/knowledge/term-weights.js';
 import { distinctiveNameTerms } from '../tool-servers/knowledge/project-name-terms.js';
 import { bestSnippet } from '../tool-servers/knowledge/snippet.js';
@@ -57,17 +57,8 @@ function editDistance(a: string, b: string, max: number): number {
  *   createOramaKnowledgeIndex(loadCorpus('config/knowledge'), 1).search('who can liquidate my Aave loan', 3, DEFAULT_THRESHOLD)
  */
 export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: number): OramaKnowledgeIndex {
-  const documents = projects.flatMap((project) =>
-    project.sections.map((section, index) => ({
-      id: `${project.id}#${index}`,
-      projectId: project.id,
-      project: project.name,
-      aliases: [...project.aliases, project.token ?? ''].join(' '),
-      category: project.category,
-      section: section.heading,
-      text: section.text,
-    })),
-  );
+  // Orama stores the unindexed sourceUrl too; only the schema's fields are searched.
+  const documents = projects.flatMap(sectionChunks);
   const db = create({
     schema,
     components: {

@@ -96,7 +96,8 @@ export interface KnowledgeIndex {
   candidates(query: string, options?: Omit<KnowledgeSearchOptions, 'threshold'>): ScoredHit[];
 }
 
-interface Chunk {
+/** One indexed passage: a section of a project page, with the project's names copied in. */
+export interface Chunk {
   id: string;
   projectId: string;
   project: string;
@@ -129,19 +130,7 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       const key = name.toLowerCase();
       if (!projectIdByName.has(key)) projectIdByName.set(key, project.id);
     }
-    project.sections.forEach((section, index) => {
-      const id = `${project.id}#${index}`;
-      chunks.set(id, {
-        id,
-        projectId: project.id,
-        project: project.name,
-        aliases: [...project.aliases, project.token ?? ''].join(' '),
-        category: project.category,
-        section: section.heading,
-        text: section.text,
-        sourceUrl: sourceUrlFor(project, section.heading),
-      });
-    });
+    for (const chunk of sectionChunks(project)) chunks.set(chunk.id, chunk);
   }
 
   const nameTerms = distinctiveNameTerms(projects);
@@ -231,6 +220,20 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
         .map(({ projectId: _p, matchedTerms: _m, coverage: _c, distinctiveWeight: _d, namesProject: _n, scorePerTerm: _s, ...hit }) => hit);
     },
   };
+}
+
+/** The passages of one project page, one per section (shared with the Orama comparison bench). */
+export function sectionChunks(project: CorpusProject): Chunk[] {
+  return project.sections.map((section, index) => ({
+    id: `${project.id}#${index}`,
+    projectId: project.id,
+    project: project.name,
+    aliases: [...project.aliases, project.token ?? ''].join(' '),
+    category: project.category,
+    section: section.heading,
+    text: section.text,
+    sourceUrl: sourceUrlFor(project, section.heading),
+  }));
 }
 
 // The governance forum answers governance questions better than the home page.

@@ -8,6 +8,7 @@ import { startTestGateway, walletHeaders, WALLET, type TestGateway } from '../..
 import { fixtureServer, runnableEnv } from '../tools/fixture-servers.js';
 import type { ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
 import type { Env } from '../../../gateway/config.js';
+import type { ToolTraceEntry } from '../../../gateway/chat/chat-types.js';
 
 export interface ChatGatewayOptions {
   upstream: ScriptedUpstream;
@@ -50,14 +51,8 @@ export function openaiFor(gateway: TestGateway, apiKey: string, wallet = WALLET)
   });
 }
 
-export interface TraceEntry {
-  round: number;
-  tool: string;
-  arguments: unknown;
-  ok: boolean;
-  duration_ms: number;
-  error?: { code: string; message: string };
-}
+/** What a completion's `tool_trace` holds. */
+export type TraceEntry = ToolTraceEntry;
 
 /** The gateway's extra field on a completion. */
 export function traceOf(completion: unknown): TraceEntry[] {

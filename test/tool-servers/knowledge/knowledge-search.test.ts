@@ -8,15 +8,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { pino } from 'pino';
 import { createKnowledgeServer } from '../../../tool-servers/knowledge/server.js';
+import type { KnowledgeHit } from '../../../tool-servers/knowledge/knowledge-index.js';
 
-interface Hit {
-  project: string;
-  title: string;
-  section: string;
-  snippet: string;
-  score: number;
-  source_url: string;
-}
+type Hit = KnowledgeHit;
 
 interface Connected {
   call(args: Record<string, unknown>): Promise<{ isError: boolean; results: Hit[]; error?: { code: string; message: string; param?: string } }>;
