@@ -97,6 +97,37 @@ export class InsufficientCredits extends GatewayError {
   }
 }
 
+/** 409 reservation_closed: the hold was already settled, released or expired (the ledger contract). */
+export class ReservationClosed extends GatewayError {
+  constructor(id: string) {
+    super({ status: 409, code: 'reservation_closed', message: `Reservation ${id} was already settled, released or expired.` });
+  }
+}
+
+/** 400 ledger_total_too_large: the grant would take the wallet's totals past exact integers. */
+export class LedgerTotalTooLarge extends GatewayError {
+  constructor(totalDeposited: number, amount: number) {
+    super({
+      status: 400,
+      code: 'ledger_total_too_large',
+      param: 'amount',
+      message: `This grant would take the wallet's total_deposited (${totalDeposited}) past ${Number.MAX_SAFE_INTEGER}, the largest exact count.`,
+    });
+  }
+}
+
+/** 409 idempotency_key_reused: the same Idempotency-Key names a different grant. */
+export class IdempotencyConflict extends GatewayError {
+  constructor() {
+    super({
+      status: 409,
+      code: 'idempotency_key_reused',
+      param: 'Idempotency-Key',
+      message: 'This Idempotency-Key was already used for a different grant.',
+    });
+  }
+}
+
 export class Unauthorized extends GatewayError {
   constructor(code: string, message: string) {
     super({ status: 401, code, message });

@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { GatewayError, InsufficientCredits } from '../errors.js';
+import { IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../errors.js';
 import type { AccountsStore } from './store.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import type { Balance, Ledger, Reservation, Settlement } from './types.js';
@@ -53,35 +53,6 @@ export interface LedgerOptions {
   /** Where sweeper failures go (the logger); they never crash the process. */
   onSweepError?: (err: unknown) => void;
   now?: () => number;
-}
-
-export class ReservationClosed extends GatewayError {
-  constructor(id: string) {
-    super({ status: 409, code: 'reservation_closed', message: `Reservation ${id} was already settled, released or expired.` });
-  }
-}
-
-/** 400 ledger_total_too_large: the grant would take the wallet's totals past exact integers. */
-export class LedgerTotalTooLarge extends GatewayError {
-  constructor(totalDeposited: number, amount: number) {
-    super({
-      status: 400,
-      code: 'ledger_total_too_large',
-      param: 'amount',
-      message: `This grant would take the wallet's total_deposited (${totalDeposited}) past ${Number.MAX_SAFE_INTEGER}, the largest exact count.`,
-    });
-  }
-}
-
-export class IdempotencyConflict extends GatewayError {
-  constructor() {
-    super({
-      status: 409,
-      code: 'idempotency_key_reused',
-      param: 'Idempotency-Key',
-      message: 'This Idempotency-Key was already used for a different grant.',
-    });
-  }
 }
 
 function emptyRecord(): WalletRecord {

@@ -11,8 +11,8 @@
  *   await billing.cover(creditsToCover(usage, promptTokens, maxOut)) // throws 402 on the first call
  *   const credits = await billing.settle(usage)                      // { charged, remaining }
  */
-import { InsufficientCredits } from '../errors.js';
-import { ReservationClosed } from '../accounts/ledger.js';
+import { InsufficientCredits, ReservationClosed } from '../errors.js';
+
 import { startCharge, type Charge } from '../accounts/charging.js';
 import type { Ledger } from '../accounts/types.js';
 import type { ChatCredits } from './chat-types.js';
