@@ -34,6 +34,8 @@ export interface RunningGateway {
   onClose(closer: Closer): void;
   /** Stop accepting, let in-flight requests finish (bounded, then abort them), run the closers. */
   close(): Promise<void>;
+  /** SIGTERM: serve on for `server.drainDelayMs` with /health 503 `draining`, then `close()`. */
+  drainAndClose(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -74,7 +76,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const upstreams = createUpstreams(config, env, logger);
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
-  const app = createApp({ config, logger, metrics, startedAt, health: [storeHealth(accounts.store), tools, upstreams.health], tools, shuttingDown: shutdown.shuttingDown, accounts, upstreams });
+  const app = createApp({ config, logger, metrics, startedAt, health: [storeHealth(accounts.store), tools, upstreams.health, { health: () => ({ fields: {}, draining: shutdown.draining }) }], tools, shuttingDown: shutdown.shuttingDown, accounts, upstreams });
   server.on('request', app.callback());
   server.on('clientError', answerClientError);
   try {
@@ -111,5 +113,6 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     shuttingDown: shutdown.shuttingDown,
     onClose: shutdown.onClose,
     close: shutdown.close,
+    drainAndClose: () => shutdown.drain(config.server.drainDelayMs),
   };
 }

@@ -8,6 +8,8 @@ export interface HealthReport {
   degraded?: boolean;
   /** Without this part the gateway cannot serve at all (the store): status `degraded`, HTTP 503. */
   cannotServe?: boolean;
+  /** The instance is stopping (SIGTERM, `server.drainDelayMs`): status `draining`, HTTP 503. */
+  draining?: boolean;
 }
 
 /** A part of the gateway that reports into `/health` (store, tool servers, upstream models). */
@@ -17,9 +19,9 @@ export interface HealthContributor {
 }
 
 /**
- * `GET /health`: `{status, uptime, model, ...}` where status is `ok` or `degraded`. No auth, no
- * wallet header (load balancers probe it). HTTP 200 unless the gateway cannot serve at all, then
- * 503, so a balancer takes it out of rotation only when it is truly useless.
+ * `GET /health`: `{status, uptime, model, ...}` where status is `ok`, `degraded` or `draining`.
+ * No auth, no wallet header (load balancers probe it). HTTP 200 unless the gateway cannot serve
+ * at all or is stopping, then 503, so a balancer takes it out of rotation only then.
  */
 export function registerHealthRoutes(
   router: Router,
@@ -31,9 +33,10 @@ export function registerHealthRoutes(
     for (const report of reports) Object.assign(fields, report.fields);
     const cannotServe = reports.some((r) => r.cannotServe === true);
     const degraded = cannotServe || reports.some((r) => r.degraded === true);
-    ctx.status = cannotServe ? 503 : 200;
+    const draining = reports.some((r) => r.draining === true);
+    ctx.status = cannotServe || draining ? 503 : 200;
     ctx.body = {
-      status: degraded ? 'degraded' : 'ok',
+      status: draining ? 'draining' : degraded ? 'degraded' : 'ok',
       uptime: Math.round((Date.now() - options.startedAt) / 10) / 100,
       model: options.primaryModel,
       ...fields,
