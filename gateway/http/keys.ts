@@ -36,7 +36,7 @@ export function registerKeyRoutes(
   const { apiKeys, siwe } = deps.accounts;
 
   router.get('/auth/nonce', deps.walletOnly, async (ctx) => {
-    ctx.body = siwe.issueNonce(ctx.state.wallet as string);
+    ctx.body = await siwe.issueNonce(ctx.state.wallet as string);
   });
 
   router.post('/auth/api-keys', deps.walletOnly, async (ctx) => {
