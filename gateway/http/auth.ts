@@ -62,6 +62,6 @@ async function checkKey(apiKeys: ApiKeys, options: AuthOptions, ctx: Context, he
     );
   }
   ctx.state.apiKey = { id: record.id, verified: record.verified };
-  await apiKeys.touch(key, record);
+  apiKeys.touch(key, record);
   await next();
 }
