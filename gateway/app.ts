@@ -9,7 +9,8 @@ import { errorHandler } from './http/error-handler.js';
 import { jsonBody } from './http/json-body.js';
 import { requireWallet } from './http/wallet.js';
 import { registerModelRoutes } from './http/models.js';
-import { registerHealthRoutes, type HealthContributor } from './http/health.js';
+import { registerHealthRoutes } from './http/health.js';
+import type { HealthContributor } from './health.js';
 import { registerMetricsRoutes } from './http/metrics.js';
 import { requestContext } from './http/request-context.js';
 import { corsFor } from './http/cors.js';
@@ -17,6 +18,7 @@ import { perIpRateLimit, perWalletRateLimit } from './http/rate-limit.js';
 import { registerToolRoutes } from './http/tools.js';
 import type { ToolRunner } from './tools/types.js';
 import type { Accounts } from './accounts/accounts.js';
+import { ledgerCharger, NO_CHARGE } from './accounts/charging.js';
 import { authenticate } from './http/auth.js';
 import { registerKeyRoutes } from './http/keys.js';
 import { registerCreditRoutes } from './http/credits.js';
@@ -56,6 +58,8 @@ export function createApp(deps: AppDeps): Koa {
   app.silent = true; // errors are logged by our request logger, not Koa's default stderr dump
 
   const primaryModel = config.models[0].id;
+  // The one free-mode switch for every path that charges; balances and grants keep the real ledger.
+  const charger = config.freeMode ? NO_CHARGE : ledgerCharger(deps.accounts.ledger);
 
   // 1. Request id, one log line and the HTTP metrics per request (outermost: sees the final status).
   app.use(requestContext({ logger: deps.logger, metrics: deps.metrics }));
@@ -97,10 +101,10 @@ export function createApp(deps: AppDeps): Koa {
     upstreams: deps.upstreams.clients,
     health: deps.upstreams.health,
     tools: deps.tools,
-    ledger: config.freeMode ? undefined : deps.accounts.ledger,
+    charger,
   });
   registerChatRoutes(router, [gated, chatConcurrency(config.limits)], orchestrator);
-  registerToolRoutes(router, gated, { tools: deps.tools, billing: { ledger: deps.accounts.ledger }, shuttingDown: deps.shuttingDown });
+  registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown });
   // Key routes have their own guards: minting a key cannot need a key.
   const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, readJson];
   const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), walletBudget, readJson];

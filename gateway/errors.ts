@@ -128,6 +128,17 @@ export class IdempotencyConflict extends GatewayError {
   }
 }
 
+/** 409 too_many_api_keys: the wallet holds MAX_KEYS_PER_WALLET keys; revoke one first. */
+export class TooManyApiKeys extends GatewayError {
+  constructor(max: number) {
+    super({
+      status: 409,
+      code: 'too_many_api_keys',
+      message: `This wallet already has ${max} API keys; revoke one (DELETE /auth/api-keys/:id) before creating another.`,
+    });
+  }
+}
+
 /**
  * 503 store_unavailable: a store this request needs (PostgreSQL, Redis) cannot be reached. The
  * request changed nothing it could not undo; retrying later is safe.

@@ -61,6 +61,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     publicUrl: config.server.publicUrl,
     settings: config.accounts,
     onSweepError: (err) => logger.error({ err }, 'reservation sweep failed'),
+    onTouchError: (err) => logger.warn({ err }, 'API key last_used_at write failed'),
   });
   shutdown.onClose(() => accounts.close());
   // Tool servers start before we listen, so /v1/tools is complete from the first request.

@@ -12,6 +12,7 @@ import { acquireDataDirLock } from './data-dir-lock.js';
 import { openStore, type AccountsStore } from './store.js';
 import { openLedger, type KeyvLedger } from './ledger.js';
 import { ApiKeys } from './api-keys.js';
+import { KeyvKeyStore } from './keyv-key-store.js';
 import { SiweVerifier } from './siwe.js';
 
 export interface AccountsSettings {
@@ -33,6 +34,8 @@ export async function openAccounts(options: {
   publicUrl: string;
   settings: AccountsSettings;
   onSweepError?: (err: unknown) => void;
+  /** Where a failed last_used_at write goes (the logger). */
+  onTouchError?: (err: unknown) => void;
 }): Promise<Accounts> {
   const lock = acquireDataDirLock(options.dataDir);
   let store: AccountsStore | undefined;
@@ -46,7 +49,7 @@ export async function openAccounts(options: {
     let closing: Promise<void> | undefined;
     return {
       ledger,
-      apiKeys: new ApiKeys(store),
+      apiKeys: new ApiKeys(new KeyvKeyStore(store.keys), { onTouchError: options.onTouchError }),
       siwe: new SiweVerifier({
         publicUrl: options.publicUrl,
         nonceTtlMs: options.settings.nonceTtlMs,

@@ -1,73 +1,99 @@
 /**
- * How chat and tool code spend credits — the one reserve → settle/release implementation: reserve
- * the worst case before the work, grow the hold as the work asks for more, settle the exact cost
- * after it, release on failure. With billing off (free mode) nothing touches the ledger. A
- * reservation that cannot be made is a 402 `insufficient_credits` naming the balance.
+ * How chat, tool and MCP code spend credits: the one reserve → settle/release implementation, and
+ * the one place free mode is decided. `createApp` picks the charger once — `ledgerCharger(ledger)`
+ * with credits on, `NO_CHARGE` in free mode — and every charging path takes that charger, so no
+ * path can charge in free mode or skip charging in paid mode.
+ *
+ * A charge's whole life is in `LedgerCharge` below: the first `cover` reserves (402 when the wallet
+ * cannot), later ones grow the hold, `settle` charges the exact cost once, `release` gives the
+ * hold back when the work failed.
  *
  * @example
- *   const result = await withCharge(ledger, { wallet, billing: ctx.state.billing, reserve: 1 }, async () => {
- *     const value = await runTool()
- *     return { result: value, cost: 1 }
- *   })
+ *   const result = await withCharge(charger, wallet, 1, async () => ({ result: await runTool(), cost: 1 }))
  */
-import { InsufficientCredits } from '../errors.js';
+import { InsufficientCredits, ReservationClosed } from '../errors.js';
 import type { Ledger, Reservation, Settlement } from './types.js';
 
 export interface Charge {
-  /** The hold, or undefined when billing is off. */
-  readonly reservation: Reservation | undefined;
-  /** Hold `amount` more (e.g. before another upstream call); InsufficientCredits or ReservationClosed when it cannot. */
-  extend(amount: number): Promise<void>;
   /**
-   * Charge min(cost, held) and return the rest; only the first call charges. A hold that expired
-   * while the work ran (its credits went back to the wallet) is charged from a fresh hold of what
-   * the wallet still has, so late work is not free and the balance never goes below zero. With
-   * billing off: `{charged: 0, remaining: 0}`.
+   * Make the hold at least `credits`. The first hold throws InsufficientCredits (the request fails
+   * with 402); later, a wallet that cannot give more or a hold that expired (its TTL passed)
+   * answers false: the work stops and answers with what it has.
    */
-  settle(cost: number): Promise<Settlement>;
-  /** Give every held credit back (a release that fails is left to the reservation's TTL). */
+  cover(credits: number): Promise<boolean>;
+  /**
+   * Charge min(cost, held) and return the rest; only the first call charges. Undefined when
+   * nothing was held (free mode, or the work never started). A hold that expired while the work
+   * ran is charged from a fresh hold of what the wallet still has, so late work is not free and
+   * the balance never goes below zero.
+   */
+  settle(cost: number): Promise<Settlement | undefined>;
+  /** Give every held credit back, unless already settled (a failed release is left to the TTL). */
   release(): Promise<void>;
 }
 
-export interface ChargeOptions {
-  wallet: string;
-  /** `ctx.state.billing`: false in free mode. */
-  billing: boolean;
-  /** Credits to hold before the work starts (its worst case). */
-  reserve: number;
+/** Opens one charge per piece of work; holds nothing until the charge's first `cover`. */
+export interface Charger {
+  begin(wallet: string): Charge;
 }
 
-const FREE: Charge = {
-  reservation: undefined,
-  extend: async () => {},
-  settle: async () => ({ charged: 0, remaining: 0 }),
+const FREE_CHARGE: Charge = {
+  cover: async () => true,
+  settle: async () => undefined,
   release: async () => {},
 };
 
-/** Reserve up front; throws InsufficientCredits (402) when the wallet cannot cover `reserve`. */
-export async function startCharge(ledger: Ledger | undefined, options: ChargeOptions): Promise<Charge> {
-  if (!options.billing || !ledger) return FREE;
-  let reservation = await ledger.reserve(options.wallet, options.reserve);
-  let settled: Promise<Settlement> | undefined;
-  return {
-    get reservation() {
-      return reservation;
-    },
-    async extend(amount) {
-      reservation = await ledger.extend(reservation, amount);
-    },
-    settle(cost) {
-      settled ??= settleOrRecharge(ledger, reservation, cost);
-      return settled;
-    },
-    async release() {
-      try {
-        await ledger.release(reservation);
-      } catch {
-        // The reservation's TTL returns the credits; the caller's own error matters more.
-      }
-    },
-  };
+/** Free mode: every charge covers anything and charges nothing. */
+export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
+
+/** Credits on: every charge goes through `ledger`. */
+export function ledgerCharger(ledger: Ledger): Charger {
+  return { begin: (wallet) => new LedgerCharge(ledger, wallet) };
+}
+
+class LedgerCharge implements Charge {
+  private reservation: Reservation | undefined;
+  /** Set by the first settle or release: the charge is over, whichever came first. */
+  private closed: Promise<Settlement | undefined> | undefined;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly wallet: string,
+  ) {}
+
+  async cover(credits: number): Promise<boolean> {
+    if (this.closed) return false;
+    if (!this.reservation) {
+      this.reservation = await this.ledger.reserve(this.wallet, credits);
+      return true;
+    }
+    const more = credits - this.reservation.amount;
+    if (more <= 0) return true;
+    try {
+      this.reservation = await this.ledger.extend(this.reservation, more);
+      return true;
+    } catch (err) {
+      if (err instanceof InsufficientCredits || err instanceof ReservationClosed) return false;
+      throw err;
+    }
+  }
+
+  settle(cost: number): Promise<Settlement | undefined> {
+    const reservation = this.reservation;
+    this.closed ??= reservation ? settleOrRecharge(this.ledger, reservation, cost) : Promise.resolve(undefined);
+    return this.closed;
+  }
+
+  async release(): Promise<void> {
+    if (!this.reservation || this.closed) return;
+    const reservation = this.reservation;
+    this.closed = this.ledger.release(reservation).then(
+      () => undefined,
+      // The reservation's TTL returns the credits; the caller's own error matters more.
+      () => undefined,
+    );
+    await this.closed;
+  }
 }
 
 /**
@@ -92,18 +118,21 @@ async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: 
 }
 
 /**
- * Run `work` under a charge: settled with the cost it reports, released if it throws (the
- * client pays nothing for a failure of ours or a cancelled request).
+ * Run `work` under a charge of `credits` held up front (402 when the wallet cannot cover them):
+ * settled with the cost it reports, released if it throws (the client pays nothing for a failure
+ * of ours or a cancelled request).
  */
 export async function withCharge<T>(
-  ledger: Ledger | undefined,
-  options: ChargeOptions,
-  work: (charge: Charge) => Promise<{ result: T; cost: number }>,
+  charger: Charger,
+  wallet: string,
+  credits: number,
+  work: () => Promise<{ result: T; cost: number }>,
 ): Promise<T> {
-  const charge = await startCharge(ledger, options);
+  const charge = charger.begin(wallet);
+  await charge.cover(credits);
   let outcome: { result: T; cost: number };
   try {
-    outcome = await work(charge);
+    outcome = await work();
   } catch (err) {
     await charge.release();
     throw err;

@@ -38,3 +38,35 @@ export interface Ledger {
   /** Return every held credit. Idempotent. */
   release(reservation: Reservation): Promise<void>;
 }
+
+/** One API key as stored: never the key itself, only what identifies and describes it. */
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  /** The owning wallet, lower case. */
+  address: string;
+  /** Unix seconds. */
+  created_at: number;
+  last_used_at: number | null;
+  /** Minted with a wallet-ownership proof (false: free mode, no proof). */
+  verified: boolean;
+  /** The first characters of the key: enough to recognise it, useless to an attacker. */
+  prefix: string;
+}
+
+/**
+ * Where API key records live, by the key's SHA-256 hex. Implemented over Keyv (embedded) and
+ * PostgreSQL (cluster); `ApiKeys` adds minting, the in-process cache and last-use throttling on top.
+ */
+export interface KeyStore {
+  /** Store a new key; TooManyApiKeys when the wallet already holds MAX_KEYS_PER_WALLET keys. */
+  insert(hash: string, record: ApiKeyRecord): Promise<void>;
+  /** The record of a key hash; undefined when unknown or revoked. */
+  get(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** The wallet's keys, oldest first, with their hashes. */
+  list(address: string): Promise<Array<{ hash: string; record: ApiKeyRecord }>>;
+  /** Revoke the wallet's key `id` (it stops working at once); its hash, or undefined when the wallet has no such key. */
+  remove(address: string, id: string): Promise<string | undefined>;
+  /** Set last_used_at (unix seconds) of a key that still exists; a revoked key stays revoked. */
+  touch(hash: string, lastUsedAt: number): Promise<void>;
+}

@@ -13,9 +13,9 @@ import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ToolRunner } from '../tools/types.js';
-import type { Ledger } from '../accounts/types.js';
+import type { Charge, Charger } from '../accounts/charging.js';
 import { NotFound } from '../errors.js';
-import { ChatBilling, creditsToCover } from './chat-billing.js';
+import { chatCost, creditsToCover } from './chat-cost.js';
 import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
 import { ToolOffer } from './tool-schemas.js';
 import { runToolRound } from './tool-round.js';
@@ -71,8 +71,8 @@ export interface OrchestratorDeps {
   upstreams: Map<string, UpstreamClient>;
   health: UpstreamHealth;
   tools: ToolRunner;
-  /** Undefined in free mode. */
-  ledger?: Ledger;
+  /** The app's one charging switch (NO_CHARGE in free mode). */
+  charger: Charger;
 }
 
 interface ModelSeries {
@@ -132,7 +132,7 @@ export class ChatOrchestrator {
 
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(config.chat.deadlineMs)), config.chat.deadlineMs);
 
-    const billing = new ChatBilling(this.deps.ledger, plan.wallet);
+    const billing = this.deps.charger.begin(plan.wallet);
     const tools = plan.toolsEnabled ? this.offer.functionsFor(this.deps.tools.listTools()) : [];
     const toolsChars = tools.length ? this.offer.jsonLength : 0;
     const maxOut = Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens, OUTPUT_TOKEN_CEILING);
@@ -249,7 +249,7 @@ export class ChatOrchestrator {
       if (estimated) {
         logger.info({ model: model.id, usage }, 'upstream reported no usage: tokens estimated as ceil(characters / 4)');
       }
-      const credits = await billing.settle(usage);
+      const credits = await billing.settle(chatCost(usage));
       const series = this.seriesOf(model.id);
       series.rounds.observe(toolRounds);
       series.promptTokens.inc(usage.prompt_tokens);
@@ -305,7 +305,7 @@ export class ChatOrchestrator {
    * the non-streaming one carries no content.
    */
   private async settleAfterFailure(
-    billing: ChatBilling,
+    billing: Charge,
     usage: { prompt_tokens: number; completion_tokens: number },
     inFlight: { assembler: StreamAssembler; promptTokens: number } | undefined,
     cancelled: boolean,
@@ -322,7 +322,7 @@ export class ChatOrchestrator {
     try {
       if (consumed.prompt_tokens + consumed.completion_tokens === 0) await billing.release();
       else {
-        const credits = await billing.settle(consumed);
+        const credits = await billing.settle(chatCost(consumed));
         if (credits) this.seriesOf(modelId).credits.inc(credits.charged);
       }
     } catch (err) {

@@ -10,7 +10,7 @@
  *   health.isDown('svc-32b-conductor') // false
  */
 import type { Logger } from '../logger.js';
-import type { HealthContributor } from '../http/health.js';
+import type { HealthContributor } from '../health.js';
 import type { UpstreamClient } from './upstream-client.js';
 
 export type UpstreamState = 'up' | 'down';

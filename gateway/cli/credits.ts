@@ -17,18 +17,19 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { parseWalletAddress } from '../http/wallet.js';
+import { parseWalletAddress } from '../accounts/wallet-address.js';
 import { DataDirLocked, lockHolder } from '../accounts/data-dir-lock.js';
 import { openAccounts } from '../accounts/accounts.js';
 import type { Balance } from '../accounts/types.js';
-import { MAX_GRANT } from '../http/admin.js';
+import { MAX_GRANT } from '../accounts/limits.js';
 
 const USAGE = 'usage: npm run credits -- grant <address> <amount>\n       npm run credits -- balance <address>';
 /** Another CLI run may hold the lock for a moment; wait this long for it. */
 const LOCK_WAIT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 
-class CliError extends Error {}
+/** A failure whose message is already what the user should read. */
+export class CliError extends Error {}
 /** The lock names a live process but nothing answers HTTP: perhaps another CLI run. */
 class GatewayUnreachable extends CliError {}
 
@@ -140,14 +141,3 @@ export async function runCreditsCli(argv: string[], env: Record<string, string |
     }
   }
 }
-
-runCreditsCli(process.argv.slice(2), process.env).then(
-  (output) => {
-    process.stdout.write(`${JSON.stringify(output)}\n`);
-  },
-  (err: unknown) => {
-    const message = err instanceof CliError || err instanceof ConfigError ? err.message : `credits: ${err instanceof Error ? err.message : String(err)}`;
-    process.stderr.write(`${message}\n`);
-    process.exitCode = 1;
-  },
-);

@@ -15,10 +15,8 @@ import { z } from 'zod';
 import { InvalidRequest } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
 import { requireAdmin } from './admin-auth.js';
-import { parseWalletAddress } from './wallet.js';
-
-/** The largest single grant: keeps every total a safe integer for a very long time. */
-export const MAX_GRANT = 1_000_000_000_000;
+import { parseWalletAddress } from '../accounts/wallet-address.js';
+import { MAX_GRANT } from '../accounts/limits.js';
 
 const grantSchema = z
   .object({

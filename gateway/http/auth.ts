@@ -10,7 +10,8 @@
  * of another wallet → 403 wallet_mismatch; a key minted without proof (free mode) while free
  * mode is off → 401 unverified_api_key. Messages never echo the key.
  *
- * Sets `ctx.state.apiKey = {id, verified}` (when a key was sent) and `ctx.state.billing`.
+ * Sets `ctx.state.apiKey = {id, verified}` when a key was sent. Whether credits are charged is not
+ * auth's business: `createApp` picks the charger once (accounts/charging.ts).
  *
  * @example
  *   router.get('/credits/balance', compose([requireWallet(), authenticate(apiKeys, { freeMode, keyRequired: 'unless-free' })]), handler)
@@ -28,15 +29,12 @@ export interface AuthOptions {
 export interface AuthState {
   wallet: string;
   apiKey?: { id: string; verified: boolean };
-  /** Credits are charged (free mode off). */
-  billing: boolean;
 }
 
 export function authenticate(apiKeys: ApiKeys, options: AuthOptions) {
   // Not `async` itself: in free mode most requests carry no key and go straight on, without a
   // promise of this layer's own.
   return function bearerKey(ctx: Context, next: Next): Promise<void> {
-    ctx.state.billing = !options.freeMode;
     const header = ctx.get('authorization').trim();
     if (!header) {
       if (options.freeMode && options.keyRequired === 'unless-free') return next();
@@ -62,6 +60,6 @@ async function checkKey(apiKeys: ApiKeys, options: AuthOptions, ctx: Context, he
     );
   }
   ctx.state.apiKey = { id: record.id, verified: record.verified };
-  await apiKeys.touch(key, record);
+  apiKeys.touch(key, record);
   await next();
 }

@@ -5,19 +5,15 @@
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
-import type { Ledger } from '../accounts/types.js';
-import { withCharge } from '../accounts/charging.js';
+import { withCharge, type Charger } from '../accounts/charging.js';
 import { InvalidRequest, type GatewayError } from '../errors.js';
 import { invalidToolArguments, toolNotFound } from '../tools/tool-errors.js';
 import type { ToolRunner } from '../tools/types.js';
 
 export interface ToolRoutesOptions {
   tools: ToolRunner;
-  /**
-   * Credits: when the request is billed (`ctx.state.billing`, set by auth; false in free mode), a
-   * successful run costs 1, reserved before, settled after, released on failure.
-   */
-  billing?: { ledger: Ledger };
+  /** The app's charging switch: a successful run costs 1, held before, settled after, released on failure. */
+  charger: Charger;
   /** Aborted when shutdown cuts in-flight work off. */
   shuttingDown?: AbortSignal;
 }
@@ -34,7 +30,7 @@ const executeBody = z.object({
  * Register the tool routes behind `guard` (wallet header, auth).
  *
  * @example
- *   registerToolRoutes(router, gated, { tools: toolHost, billing: { ledger } })
+ *   registerToolRoutes(router, gated, { tools: toolHost, charger })
  */
 export function registerToolRoutes(router: Router, guard: Middleware, options: ToolRoutesOptions): void {
   const { tools } = options;
@@ -68,11 +64,10 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     if (!tools.hasTool(name)) throw toolNotFound(name);
 
     const signal = callSignal(ctx, options.shuttingDown);
-    const result = await withCharge(
-      options.billing?.ledger,
-      { wallet: ctx.state.wallet as string, billing: ctx.state.billing === true, reserve: TOOL_EXECUTION_CREDITS },
-      async () => ({ result: await tools.callTool(name, args, { signal }), cost: TOOL_EXECUTION_CREDITS }),
-    );
+    const result = await withCharge(options.charger, ctx.state.wallet as string, TOOL_EXECUTION_CREDITS, async () => ({
+      result: await tools.callTool(name, args, { signal }),
+      cost: TOOL_EXECUTION_CREDITS,
+    }));
     ctx.body = { ok: true, tool: name, result };
   });
 }

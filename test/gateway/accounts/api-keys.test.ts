@@ -9,7 +9,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authHeaders, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
-import { ApiKeys, hashKey, MAX_KEYS_PER_WALLET } from '../../../gateway/accounts/api-keys.js';
+import { ApiKeys, hashKey } from '../../../gateway/accounts/api-keys.js';
+import { KeyvKeyStore } from '../../../gateway/accounts/keyv-key-store.js';
+import { MAX_KEYS_PER_WALLET } from '../../../gateway/accounts/limits.js';
+import type { KeyStore } from '../../../gateway/accounts/types.js';
 import { openStore } from '../../../gateway/accounts/store.js';
 import { ALICE, BOB, call, errorOf, mintVerifiedKey, startAccountsGateway } from './support.js';
 
@@ -63,30 +66,100 @@ test('GET /auth/api-keys lists the wallet\'s keys without any secret', async () 
   assert.ok(!text.includes(key) && !text.includes(hashKey(key)));
 });
 
-test('last_used_at is written at most once a minute per key', async () => {
+test('last_used_at is written at most once a minute per key, off the request path', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-keys-'));
   const store = await openStore(dir);
   try {
     let now = Date.UTC(2026, 0, 1, 12, 0, 0);
-    const keys = new ApiKeys(store, { now: () => now });
+    const keyStore = new KeyvKeyStore(store.keys);
+    const writes: number[] = [];
+    let landed = 0;
+    const counting: KeyStore = {
+      insert: (hash, record) => keyStore.insert(hash, record),
+      get: (hash) => keyStore.get(hash),
+      list: (address) => keyStore.list(address),
+      remove: (address, id) => keyStore.remove(address, id),
+      touch: async (hash, at) => {
+        writes.push(at);
+        await keyStore.touch(hash, at);
+        landed++;
+      },
+    };
+    const keys = new ApiKeys(counting, { now: () => now });
     const { key, record } = await keys.create({ address: alice, name: 'touch', verified: true });
     assert.equal(record.last_used_at, null);
-    const seen = async () => (await keys.find(key))!.last_used_at;
-    await keys.touch(key, (await keys.find(key))!);
-    assert.equal(await seen(), now / 1000);
+    const stored = async () => (await keyStore.get(hashKey(key)))!.last_used_at;
+    // The write runs off the request path: wait until every write asked for has landed.
+    const settle = async () => {
+      for (let i = 0; i < 200 && landed < writes.length; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    keys.touch(key, (await keys.find(key))!);
+    await settle();
     const firstUse = now / 1000;
+    assert.equal(await stored(), firstUse);
     now += 59_000;
-    await keys.touch(key, (await keys.find(key))!);
-    assert.equal(await seen(), firstUse, 'written again within a minute');
+    keys.touch(key, (await keys.find(key))!);
+    await settle();
+    assert.deepEqual(writes, [firstUse], 'written again within a minute');
     now += 2_000;
-    // A caller holding a stale view does not matter: the stored value decides.
-    await keys.touch(key, record);
-    assert.equal(await seen(), firstUse + 61);
-    // A revoked key is not brought back by a late touch.
+    keys.touch(key, (await keys.find(key))!);
+    await settle();
+    assert.equal(await stored(), firstUse + 61);
+    assert.equal((await keys.list(alice))[0].last_used_at, firstUse + 61);
+    // A revoked key is not brought back by a late touch, and the cache forgets it at once.
     assert.equal(await keys.revoke(alice, record.id), true);
-    now += 120_000;
-    await keys.touch(key, record);
     assert.equal(await keys.find(key), undefined);
+    now += 120_000;
+    keys.touch(key, record);
+    await settle();
+    assert.equal(await keyStore.get(hashKey(key)), undefined);
+    assert.equal(await keys.find(key), undefined);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('keys are served from memory after the first use; unknown keys are never cached', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-keys-'));
+  const store = await openStore(dir);
+  try {
+    const keyStore = new KeyvKeyStore(store.keys);
+    let reads = 0;
+    const counting: KeyStore = {
+      insert: (hash, record) => keyStore.insert(hash, record),
+      get: (hash) => {
+        reads++;
+        return keyStore.get(hash);
+      },
+      list: (address) => keyStore.list(address),
+      remove: (address, id) => keyStore.remove(address, id),
+      touch: (hash, at) => keyStore.touch(hash, at),
+    };
+    const keys = new ApiKeys(counting, { cacheSize: 2 });
+    const minted = await Promise.all([1, 2, 3].map((i) => keys.create({ address: alice, name: `k${i}`, verified: true })));
+    for (let i = 0; i < 5; i++) assert.equal((await keys.find(minted[0].key))!.id, minted[0].record.id);
+    assert.equal(reads, 1, 'one store read, then memory');
+    const unknown = `sy_${'A'.repeat(43)}`;
+    assert.equal(await keys.find(unknown), undefined);
+    assert.equal(await keys.find(unknown), undefined);
+    assert.equal(reads, 3, 'an unknown key is read from the store every time');
+    // Bounded: a third key pushes the least recently used out.
+    await keys.find(minted[1].key);
+    await keys.find(minted[2].key);
+    const before = reads;
+    await keys.find(minted[0].key);
+    assert.equal(reads, before + 1, 'evicted, read again');
+    // Another instance's revocation reaches this cache through forget().
+    await keyStore.remove(alice, minted[0].record.id);
+    assert.ok(await keys.find(minted[0].key), 'still cached');
+    keys.forget(hashKey(minted[0].key));
+    assert.equal(await keys.find(minted[0].key), undefined);
+    const changes: string[] = [];
+    keys.onChange((change) => changes.push(change.kind));
+    await keys.revoke(alice, minted[1].record.id);
+    await keys.create({ address: alice, name: 'k4', verified: true });
+    assert.deepEqual(changes, ['revoked', 'created']);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

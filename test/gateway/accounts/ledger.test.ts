@@ -12,8 +12,7 @@ import { authHeaders, apiKeyFor, walletHeaders, type TestGateway } from '../../h
 import { GatewayError } from '../../../gateway/errors.js';
 import { openStore, type AccountsStore } from '../../../gateway/accounts/store.js';
 import { KeyvLedger } from '../../../gateway/accounts/ledger.js';
-import { startCharge, withCharge } from '../../../gateway/accounts/charging.js';
-import type { Ledger } from '../../../gateway/accounts/types.js';
+import { ledgerCharger, NO_CHARGE, withCharge } from '../../../gateway/accounts/charging.js';
 import { ADMIN_TOKEN, ALICE, BOB, call, errorOf, startAccountsGateway } from './support.js';
 
 const alice = ALICE.address.toLowerCase();
@@ -293,40 +292,53 @@ describe('charging helper', () => {
 
   test('reserve, run, settle the reported cost; release when the work throws', async () => {
     const wallet = '0x' + '7'.repeat(40);
+    const charger = ledgerCharger(gw.ledger);
     await gw.ledger.grant(wallet, 10);
-    const result = await withCharge(gw.ledger, { wallet, billing: true, reserve: 4 }, async (charge) => {
+    const result = await withCharge(charger, wallet, 4, async () => {
       assert.equal((await gw.ledger.balance(wallet)).credits, 6);
-      await charge.extend(2);
-      assert.equal(charge.reservation?.amount, 6);
-      return { result: 'done', cost: 5 };
+      return { result: 'done', cost: 3 };
     });
     assert.equal(result, 'done');
-    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 10, total_spent: 5 });
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
     await assert.rejects(
-      withCharge(gw.ledger, { wallet, billing: true, reserve: 3 }, async () => {
+      withCharge(charger, wallet, 3, async () => {
         throw new Error('tool failed');
       }),
       /tool failed/,
     );
-    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 10, total_spent: 5 });
-    await assert.rejects(withCharge(gw.ledger, { wallet, billing: true, reserve: 6 }, async () => ({ result: 1, cost: 1 })), {
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
+    await assert.rejects(withCharge(charger, wallet, 8, async () => ({ result: 1, cost: 1 })), {
       status: 402,
       code: 'insufficient_credits',
-      message: 'Insufficient credits: balance is 5, this request needs at least 6.',
+      message: 'Insufficient credits: balance is 7, this request needs at least 8.',
     });
   });
 
-  test('with billing off the ledger is never touched', async () => {
-    const untouchable: Ledger = new Proxy({} as Ledger, {
-      get: () => {
-        throw new Error('ledger used in free mode');
-      },
-    });
-    const charge = await startCharge(untouchable, { wallet: alice, billing: false, reserve: 100 });
-    await charge.extend(5);
-    assert.deepEqual(await charge.settle(7), { charged: 0, remaining: 0 });
+  test('a charge: cover grows the hold, settles once, and a release after settling changes nothing', async () => {
+    const wallet = '0x' + '8'.repeat(40);
+    await gw.ledger.grant(wallet, 10);
+    const charge = ledgerCharger(gw.ledger).begin(wallet);
+    assert.equal(await charge.cover(2), true);
+    assert.equal(await charge.cover(1), true, 'already held');
+    assert.equal(await charge.cover(6), true);
+    assert.equal((await gw.ledger.balance(wallet)).credits, 4);
+    assert.equal(await charge.cover(11), false, 'the wallet cannot give 5 more');
+    assert.deepEqual(await charge.settle(5), { charged: 5, remaining: 5 });
+    assert.deepEqual(await charge.settle(9), { charged: 5, remaining: 5 }, 'only the first settle charges');
     await charge.release();
-    assert.equal(await withCharge(untouchable, { wallet: alice, billing: false, reserve: 1 }, async () => ({ result: 42, cost: 1 })), 42);
+    assert.equal(await charge.cover(1), false, 'a closed charge holds nothing more');
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 10, total_spent: 5 });
+    const unused = ledgerCharger(gw.ledger).begin(wallet);
+    assert.equal(await unused.settle(3), undefined, 'nothing held, nothing charged');
+  });
+
+  test('free mode (NO_CHARGE): the ledger is never touched', async () => {
+    const charge = NO_CHARGE.begin(alice);
+    assert.equal(await charge.cover(100), true);
+    assert.equal(await charge.settle(7), undefined);
+    await charge.release();
+    assert.equal(await withCharge(NO_CHARGE, alice, 1, async () => ({ result: 42, cost: 1 })), 42);
+    assert.deepEqual(await gw.ledger.balance(alice), { address: alice, credits: 0, total_deposited: 0, total_spent: 0 });
   });
 });
 

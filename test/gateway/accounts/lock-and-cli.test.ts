@@ -21,7 +21,7 @@ import { GatewayError } from '../../../gateway/errors.js';
 import { ADMIN_TOKEN, ALICE, startAccountsGateway } from './support.js';
 
 const run = promisify(execFile);
-const CLI = resolve('dist/gateway/cli/credits.js');
+const CLI = resolve('dist/gateway/cli/credits-main.js');
 const MAIN = resolve('dist/gateway/main.js');
 const alice = ALICE.address.toLowerCase();
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * ChatBilling over a real ledger with a short reservation TTL and a controlled clock: a hold that
+ * A chat's charge (accounts/charging.ts with chat/chat-cost.ts) over a real ledger with a short reservation TTL and a controlled clock: a hold that
  * expires mid-chat stops the chat instead of failing it, and what was consumed is still charged
  * from a fresh hold, never below zero. (The config refuses a TTL at or below the chat deadline and
  * the timeouts, so a running gateway cannot show this in real time.)
@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type AccountsStore } from '../../../gateway/accounts/store.js';
 import { KeyvLedger } from '../../../gateway/accounts/ledger.js';
-import { ChatBilling, creditsToCover } from '../../../gateway/chat/chat-billing.js';
+import { ledgerCharger } from '../../../gateway/accounts/charging.js';
+import { chatCost, creditsToCover } from '../../../gateway/chat/chat-cost.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-billing-'));
 let store: AccountsStore;
@@ -31,37 +32,37 @@ const none = { prompt_tokens: 0, completion_tokens: 0 };
 test('a reservation that expires mid-chat: cover says stop, settle charges what was consumed from a fresh hold', async () => {
   const wallet = '0x' + 'a1'.repeat(20);
   await ledger.grant(wallet, 10);
-  const billing = new ChatBilling(ledger, wallet);
+  const billing = ledgerCharger(ledger).begin(wallet);
   assert.equal(await billing.cover(creditsToCover(none, 500, 1000)), true); // holds 3
   const used = { prompt_tokens: 1500, completion_tokens: 500 };
   now += 1_001; // the TTL passes while the chat runs: the sweep gives the 3 back
   assert.equal(await billing.cover(creditsToCover(used, 2000, 1000)), false);
-  assert.deepEqual(await billing.settle(used), { charged: 3, remaining: 7 });
+  assert.deepEqual(await billing.settle(chatCost(used)), { charged: 3, remaining: 7 });
   assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
 });
 
 test('the fresh hold never takes the wallet below zero', async () => {
   const wallet = '0x' + 'b2'.repeat(20);
   await ledger.grant(wallet, 4);
-  const billing = new ChatBilling(ledger, wallet);
+  const billing = ledgerCharger(ledger).begin(wallet);
   assert.equal(await billing.cover(4), true);
   now += 1_001;
   // Meanwhile the returned credits are spent elsewhere but one.
   const other = await ledger.reserve(wallet, 3);
   await ledger.settle(other, 3);
-  assert.deepEqual(await billing.settle({ prompt_tokens: 4000, completion_tokens: 0 }), { charged: 1, remaining: 0 });
+  assert.deepEqual(await billing.settle(chatCost({ prompt_tokens: 4000, completion_tokens: 0 })), { charged: 1, remaining: 0 });
   assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 4, total_spent: 4 });
 });
 
 test('the hold is topped up to the cost so far plus the next worst case, not grown by every worst case', async () => {
   const wallet = '0x' + 'c3'.repeat(20);
   await ledger.grant(wallet, 12);
-  const billing = new ChatBilling(ledger, wallet);
+  const billing = ledgerCharger(ledger).begin(wallet);
   // Each call: a 1000-token prompt estimate and 2048 output tokens at worst → 6 credits.
   for (let call = 0; call < 6; call++) {
     const used = { prompt_tokens: 60 * call, completion_tokens: 10 * call };
     assert.equal(await billing.cover(creditsToCover(used, 1000, 2048)), true, `call ${call + 1}`);
   }
   assert.equal((await ledger.balance(wallet)).credits, 6);
-  assert.deepEqual(await billing.settle({ prompt_tokens: 360, completion_tokens: 60 }), { charged: 1, remaining: 11 });
+  assert.deepEqual(await billing.settle(chatCost({ prompt_tokens: 360, completion_tokens: 60 })), { charged: 1, remaining: 11 });
 });
