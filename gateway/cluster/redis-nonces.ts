@@ -50,12 +50,14 @@ export class RedisNonces {
     const nonce = generateSiweNonce();
     const expiresAt = Date.now() + this.ttlMs;
     const prefix = this.redis.key('nonce:');
-    await redisGuarded(() => this.redis.client.eval(ISSUE, 2, this.walletList(wallet), prefix + nonce, prefix, nonce, wallet, this.ttlMs, this.perWallet));
+    const keys = [this.walletList(wallet), prefix + nonce];
+    await redisGuarded(() => this.redis.client.eval(ISSUE, keys.length, ...keys, prefix, nonce, wallet, this.ttlMs, this.perWallet));
     return { nonce, expiresAt };
   }
 
   async consume(nonce: string, wallet: string): Promise<boolean> {
-    const spent = await redisGuarded(() => this.redis.client.eval(CONSUME, 2, this.redis.key(`nonce:${nonce}`), this.walletList(wallet), wallet, nonce));
+    const keys = [this.redis.key(`nonce:${nonce}`), this.walletList(wallet)];
+    const spent = await redisGuarded(() => this.redis.client.eval(CONSUME, keys.length, ...keys, wallet, nonce));
     return spent === 1;
   }
 

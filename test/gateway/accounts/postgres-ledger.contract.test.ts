@@ -53,7 +53,7 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
   test('two pools (two gateways) reserving 300 × 1 on 100 credits: exactly 100 succeed', async () => {
     const second = await openDatabase(database.url);
     try {
-      const ledgers = [new PostgresLedger(db.sql, { reservationTtlMs: 60_000 }), new PostgresLedger(second.sql, { reservationTtlMs: 60_000 })];
+      const ledgers = [db, second].map((pool) => new PostgresLedger(pool.sql, { reservationTtlMs: 60_000 }));
       const owner = wallet();
       await ledgers[0].grant(owner, 100);
       const outcomes = await Promise.allSettled(

@@ -18,6 +18,7 @@ const services = await clusterServices();
 const A = '0x' + 'a'.repeat(40);
 const B = '0x' + 'b'.repeat(40);
 const C = '0x' + 'c'.repeat(40);
+const unavailable = (err: unknown) => err instanceof StoreUnavailable && err.status === 503 && err.code === 'store_unavailable';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('cluster mode on Redis', { skip: services.skip }, () => {
@@ -63,7 +64,7 @@ describe('cluster mode on Redis', { skip: services.skip }, () => {
     const nonces = new RedisNonces(redis, { ttlMs: 60_000 });
     redis.client.disconnect(); // no reconnect: down from here on
     for (const attempt of [() => nonces.issue(A), () => nonces.consume('x'.repeat(96), A)]) {
-      await assert.rejects(attempt, (err: unknown) => err instanceof StoreUnavailable && err.status === 503 && err.code === 'store_unavailable');
+      await assert.rejects(attempt, unavailable);
     }
   });
 

@@ -3,6 +3,7 @@
  * its number is its version. Never edit one that has shipped: add the next.
  */
 import * as ledger from './0001-ledger.js';
+import * as apiKeys from './0002-api-keys.js';
 
 export interface Migration {
   version: number;
@@ -10,4 +11,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [{ version: 1, ...ledger }];
+export const MIGRATIONS: Migration[] = [
+  { version: 1, ...ledger },
+  { version: 2, ...apiKeys },
+];
