@@ -63,7 +63,7 @@ export function errorOf(answer: Answer): { status: number; code: string; type: s
 
 /** Ask the gateway for a nonce and sign a SIWE message with it; `fields` override the defaults. */
 export async function signedProof(
-  gateway: TestGateway,
+  gateway: Pick<TestGateway, 'url'>,
   account: PrivateKeyAccount,
   fields: Partial<SiweMessage> = {},
 ): Promise<{ message: string; signature: string; nonce: string }> {
