@@ -132,7 +132,10 @@ describe('three gateway processes on one PostgreSQL and one Redis', { skip: serv
   test('a key revoked through one instance is refused by the other two within 1 s', async () => {
     const owner = wallet('2');
     const { key, record } = await apiKeys.create({ address: owner, name: 'revoke-me', verified: true });
-    const listStatus = async (instance: Instance) => (await call(`${instance.url}/auth/api-keys`, { headers: authHeaders(key, owner) })).status;
+    const listStatus = async (instance: Instance) => {
+      const answer = await call(`${instance.url}/auth/api-keys`, { headers: authHeaders(key, owner) });
+      return answer.status;
+    };
     for (const instance of instances) assert.equal(await listStatus(instance), 200);
     const revoked = await call(`${instances[0].url}/auth/api-keys/${record.id}`, { method: 'DELETE', headers: authHeaders(key, owner) });
     assert.equal(revoked.status, 200);
