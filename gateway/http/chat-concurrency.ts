@@ -23,7 +23,7 @@ export function chatConcurrency(limits: ChatConcurrencyLimits) {
   let runningTotal = 0;
 
   return async function capChatConcurrency(ctx: Context, next: Next): Promise<void> {
-    const wallet = (ctx.state.wallet as string | undefined) ?? `ip:${ctx.ip}`;
+    const wallet = ctx.state.wallet ?? `ip:${ctx.ip}`;
     const mine = runningPerWallet.get(wallet) ?? 0;
     if (mine >= limits.chatConcurrencyPerWallet) {
       throw new RateLimited(

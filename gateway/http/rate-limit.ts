@@ -52,5 +52,5 @@ export function perIpRateLimit(limit: BucketLimit) {
 
 /** Per wallet; runs after the wallet check, which sets `ctx.state.wallet`. */
 export function perWalletRateLimit(limit: BucketLimit) {
-  return rateLimit({ ...limit, subject: 'wallet', keyOf: (ctx) => ctx.state.wallet as string | undefined });
+  return rateLimit({ ...limit, subject: 'wallet', keyOf: (ctx) => ctx.state.wallet });
 }
