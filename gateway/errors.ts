@@ -6,6 +6,7 @@
  * @example
  *   throw new GatewayError({ status: 404, code: 'model_not_found', message: 'Unknown model "x"' })
  */
+import type { ZodError } from 'zod';
 
 /** The OpenAI error `type` values we use, chosen by status class. */
 export type ErrorType =
@@ -163,6 +164,27 @@ export class Forbidden extends GatewayError {
   constructor(code: string, message: string) {
     super({ status: 403, code, message });
   }
+}
+
+/**
+ * The first issue of a failed zod parse as a parameter name and a message naming it: the one way
+ * a validation failure is worded. `param` is the issue's path (or, with `unknownKeyAsParam`, the
+ * unknown key a strict object refused).
+ *
+ * @example
+ *   const { param, message } = zodIssue(parsed.error) // { param: 'amount', message: 'amount: must be positive' }
+ */
+export function zodIssue(error: ZodError, options: { unknownKeyAsParam?: boolean } = {}): { param: string | null; message: string } {
+  const issue = error.issues[0];
+  const unknownKey = options.unknownKeyAsParam && issue.code === 'unrecognized_keys' ? issue.keys[0] : null;
+  const param = issue.path.map(String).join('.') || unknownKey;
+  return { param, message: param ? `${param}: ${issue.message}` : issue.message };
+}
+
+/** 400 invalid_request from a failed zod parse; `unnamed` leads the message when no field is named. */
+export function invalidRequestFrom(error: ZodError, options: { prefix?: string; unnamed?: string } = {}): InvalidRequest {
+  const { param, message } = zodIssue(error);
+  return new InvalidRequest(`${options.prefix ?? ''}${param ? '' : (options.unnamed ?? '')}${message}`, param);
 }
 
 /** Turn anything thrown into a GatewayError; unknown errors become a generic 500. */

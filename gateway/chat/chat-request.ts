@@ -7,7 +7,7 @@
  *   const request = parseChatRequest(ctx.request.body) // throws InvalidRequest on bad input
  */
 import { z } from 'zod';
-import { InvalidRequest } from '../errors.js';
+import { invalidRequestFrom, InvalidRequest } from '../errors.js';
 import type { UpstreamMessage } from './chat-types.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
@@ -60,11 +60,7 @@ export interface ChatRequest {
 /** Parse and check a request body; every refusal is a 400 naming the field. */
 export function parseChatRequest(body: unknown): ChatRequest {
   const parsed = chatRequestSchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const param = issue.path.map(String).join('.') || null;
-    throw new InvalidRequest(`Invalid request: ${param ? `${param}: ` : ''}${issue.message}`, param);
-  }
+  if (!parsed.success) throw invalidRequestFrom(parsed.error, { prefix: 'Invalid request: ' });
   const r = parsed.data;
   for (const field of ['tools', 'functions'] as const) {
     const value = r[field];

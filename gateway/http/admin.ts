@@ -12,7 +12,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { z } from 'zod';
-import { InvalidRequest } from '../errors.js';
+import { invalidRequestFrom, InvalidRequest } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
 import { requireAdmin } from './admin-auth.js';
 import { parseWalletAddress } from '../accounts/wallet-address.js';
@@ -45,11 +45,7 @@ export function registerAdminRoutes(
 
   router.post('/admin/credits/grant', admin, async (ctx) => {
     const parsed = grantSchema.safeParse(ctx.request.body ?? {});
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const param = issue.path.length ? issue.path.map(String).join('.') : null;
-      throw new InvalidRequest(param ? `${param}: ${issue.message}` : `Request body: ${issue.message}`, param);
-    }
+    if (!parsed.success) throw invalidRequestFrom(parsed.error, { unnamed: 'Request body: ' });
     const wallet = walletParam(parsed.data.address, 'address');
     const idempotencyKey = ctx.get('idempotency-key').trim();
     if (!idempotencyKey || idempotencyKey.length > 255) {

@@ -25,12 +25,6 @@ export interface AuthOptions {
   keyRequired: 'always' | 'unless-free';
 }
 
-/** What authentication leaves on `ctx.state` for later middleware and handlers. */
-export interface AuthState {
-  wallet: string;
-  apiKey?: { id: string; verified: boolean };
-}
-
 export function authenticate(apiKeys: ApiKeys, options: AuthOptions) {
   // Not `async` itself: in free mode most requests carry no key and go straight on, without a
   // promise of this layer's own.

@@ -57,7 +57,7 @@ export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWa
   }
 
   return async function capChatConcurrency(ctx: Context, next: Next): Promise<void> {
-    const wallet = (ctx.state.wallet as string | undefined) ?? `ip:${ctx.ip}`;
+    const wallet = ctx.state.wallet ?? `ip:${ctx.ip}`;
     const releaseWallet = await walletSlot(wallet);
     if (!releaseWallet) throw tooMany();
     if (runningTotal >= limits.chatConcurrencyTotal) {

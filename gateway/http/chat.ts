@@ -15,6 +15,7 @@ import { SseWriter } from '../chat/sse-writer.js';
 import type { ChatOrchestrator, ChatPlan, ChatSink } from '../chat/orchestrator.js';
 import type { ChatCredits } from '../chat/chat-types.js';
 import { ChatAbort } from '../chat/chat-abort.js';
+import { callerWallet } from './wallet.js';
 
 export function registerChatRoutes(router: Router, guards: Middleware[], orchestrator: ChatOrchestrator): void {
   const ids = completionIds();
@@ -27,7 +28,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
       toolsEnabled: request.toolsEnabled,
       maxTokens: request.maxTokens,
       sampling: request.sampling,
-      wallet: ctx.state.wallet as string,
+      wallet: callerWallet(ctx),
     };
     const id = ids.next();
     const created = Math.floor(Date.now() / 1000);

@@ -8,9 +8,10 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Ledger } from '../accounts/types.js';
+import { callerWallet } from './wallet.js';
 
 export function registerCreditRoutes(router: Router, guard: Middleware, ledger: Ledger): void {
   router.get('/credits/balance', guard, async (ctx) => {
-    ctx.body = await ledger.balance(ctx.state.wallet as string);
+    ctx.body = await ledger.balance(callerWallet(ctx));
   });
 }

@@ -23,7 +23,7 @@ export function errorHandler() {
 
 /** Routes may shape the error body differently (e.g. `/v1/tools/execute` adds `ok` and `tool`). */
 function bodyFor(ctx: Context, err: GatewayError): unknown {
-  const shape = ctx.state.errorBody as ((err: GatewayError) => unknown) | undefined;
+  const shape = ctx.state.errorBody;
   return shape ? shape(err) : err.toBody();
 }
 

@@ -9,8 +9,9 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import { InvalidRequest, NotFound, Unauthorized } from '../errors.js';
+import { invalidRequestFrom, InvalidRequest, NotFound, Unauthorized } from '../errors.js';
 import type { Accounts } from '../accounts/accounts.js';
+import { callerWallet } from './wallet.js';
 
 const createKeySchema = z
   .object({
@@ -36,17 +37,13 @@ export function registerKeyRoutes(
   const { apiKeys, siwe } = deps.accounts;
 
   router.get('/auth/nonce', deps.walletOnly, async (ctx) => {
-    ctx.body = await siwe.issueNonce(ctx.state.wallet as string);
+    ctx.body = await siwe.issueNonce(callerWallet(ctx));
   });
 
   router.post('/auth/api-keys', deps.walletOnly, async (ctx) => {
-    const wallet = ctx.state.wallet as string;
+    const wallet = callerWallet(ctx);
     const parsed = createKeySchema.safeParse(ctx.request.body ?? {});
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const param = issue.path.length ? issue.path.map(String).join('.') : null;
-      throw new InvalidRequest(param ? `${param}: ${issue.message}` : `Request body: ${issue.message}`, param);
-    }
+    if (!parsed.success) throw invalidRequestFrom(parsed.error, { unnamed: 'Request body: ' });
     const { name, message, signature } = parsed.data;
     const proofSent = message !== undefined || signature !== undefined;
     if (proofSent && (message === undefined || signature === undefined)) {
@@ -66,12 +63,12 @@ export function registerKeyRoutes(
   });
 
   router.get('/auth/api-keys', deps.keyOfWallet, async (ctx) => {
-    ctx.body = { object: 'list', data: await apiKeys.list(ctx.state.wallet as string) };
+    ctx.body = { object: 'list', data: await apiKeys.list(callerWallet(ctx)) };
   });
 
   router.delete('/auth/api-keys/:id', deps.keyOfWallet, async (ctx) => {
     const id = ctx.params.id;
-    if (!(await apiKeys.revoke(ctx.state.wallet as string, id))) {
+    if (!(await apiKeys.revoke(callerWallet(ctx), id))) {
       throw new NotFound(`This wallet has no API key "${id}".`, 'api_key_not_found', 'id');
     }
     ctx.body = { id, revoked: true };

@@ -68,5 +68,5 @@ export function perIpRateLimit(limit: BucketLimit, limiters: LimiterFactory = me
 
 /** Per wallet; runs after the wallet check, which sets `ctx.state.wallet`. */
 export function perWalletRateLimit(limit: BucketLimit, limiters: LimiterFactory = memoryLimiters) {
-  return rateLimit({ ...limit, subject: 'wallet', keyOf: (ctx) => ctx.state.wallet as string | undefined, limiter: limiters('wallet', limit) });
+  return rateLimit({ ...limit, subject: 'wallet', keyOf: (ctx) => ctx.state.wallet, limiter: limiters('wallet', limit) });
 }

@@ -52,7 +52,7 @@ function record(ctx: Context, startedAt: bigint, requestId: string, logger: Logg
   const handles = series.of(method, route, status);
   handles.requests.inc();
   handles.duration.observe(seconds);
-  const error = ctx.state.error as GatewayError | undefined;
+  const error = ctx.state.error;
   const line = {
     reqId: requestId,
     method,
@@ -60,7 +60,7 @@ function record(ctx: Context, startedAt: bigint, requestId: string, logger: Logg
     path: ctx.path,
     status,
     ms: Math.round(seconds * 10_000) / 10,
-    wallet: (ctx.state.wallet as string | undefined) ?? null,
+    wallet: ctx.state.wallet ?? null,
   };
   if (status >= 500) logger.error(error ? { ...line, ...errorFields(error, status) } : line, 'request');
   else logger.info(error ? { ...line, ...errorFields(error, status) } : line, 'request');

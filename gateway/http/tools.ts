@@ -9,6 +9,7 @@ import { withCharge, type Charger } from '../accounts/charging.js';
 import { InvalidRequest, type GatewayError } from '../errors.js';
 import { invalidToolArguments, toolNotFound } from '../tools/tool-errors.js';
 import type { ToolRunner } from '../tools/types.js';
+import { callerWallet } from './wallet.js';
 
 export interface ToolRoutesOptions {
   tools: ToolRunner;
@@ -64,7 +65,7 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     if (!tools.hasTool(name)) throw toolNotFound(name);
 
     const signal = callSignal(ctx, options.shuttingDown);
-    const result = await withCharge(options.charger, ctx.state.wallet as string, TOOL_EXECUTION_CREDITS, async () => ({
+    const result = await withCharge(options.charger, callerWallet(ctx), TOOL_EXECUTION_CREDITS, async () => ({
       result: await tools.callTool(name, args, { signal }),
       cost: TOOL_EXECUTION_CREDITS,
     }));

@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import './state.js';
 import { GatewayError } from '../errors.js';
 import { parseWalletAddress } from '../accounts/wallet-address.js';
 
@@ -23,4 +24,11 @@ export function requireWallet() {
     ctx.state.wallet = wallet;
     return next();
   };
+}
+
+/** The wallet `requireWallet` put on the request; only routes behind it may ask. */
+export function callerWallet(ctx: Context): string {
+  const wallet = ctx.state.wallet;
+  if (wallet === undefined) throw new Error(`${ctx.method} ${ctx.path} reads the wallet without requireWallet`);
+  return wallet;
 }

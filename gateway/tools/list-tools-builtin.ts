@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { ToolInfo } from './types.js';
 import { invalidToolArguments } from './tool-errors.js';
+import { zodIssue } from '../errors.js';
 
 export const LIST_TOOLS_NAME = 'list_tools';
 
@@ -39,9 +40,8 @@ export interface ListToolsResult {
 export function runListTools(args: Record<string, unknown>, available: ToolInfo[]): ListToolsResult {
   const parsed = inputSchema.safeParse(args);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const param = issue.path.map(String).join('.') || (issue.code === 'unrecognized_keys' ? issue.keys[0] : null);
-    throw invalidToolArguments(param ? `${param}: ${issue.message}` : issue.message, param ?? null);
+    const { param, message } = zodIssue(parsed.error, { unknownKeyAsParam: true });
+    throw invalidToolArguments(message, param);
   }
   const words = (parsed.data.query ?? '')
     .toLowerCase()
