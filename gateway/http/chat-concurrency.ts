@@ -32,8 +32,8 @@ export interface ChatConcurrencyLimits {
 export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWalletSlots) {
   const runningPerWallet = new Map<string, number>();
   let runningTotal = 0;
-  const tooMany = () =>
-    new RateLimited(`Too many chat requests running for this wallet (limit ${limits.chatConcurrencyPerWallet}); retry when one finishes.`, 1);
+  const cap = limits.chatConcurrencyPerWallet;
+  const tooMany = () => new RateLimited(`Too many chat requests running for this wallet (limit ${cap}); retry when one finishes.`, 1);
 
   /** This process's count of the wallet's slots: its release, or undefined when all are taken. */
   function localSlot(wallet: string): (() => void) | undefined {

@@ -14,7 +14,8 @@ export interface BucketLimit {
  */
 export type LimiterFactory = (name: string, limit: BucketLimit) => RateLimiterAbstract;
 
-export const memoryLimiters: LimiterFactory = (_name, limit) => new RateLimiterMemory({ points: limit.points, duration: limit.durationSec });
+export const memoryLimiters: LimiterFactory = (_name, limit) =>
+  new RateLimiterMemory({ points: limit.points, duration: limit.durationSec });
 
 export interface RateLimitOptions extends BucketLimit {
   /** What is limited, for the 429 message: "IP address", "wallet". */
