@@ -16,7 +16,7 @@
  *   const hold = await ledger.reserve(wallet, 5)
  *   await ledger.settle(hold, 3)
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../../errors.js';
 import type { Balance, Ledger, Reservation, Settlement } from '../types.js';
 import { guarded, type Sql } from './database.js';
@@ -28,6 +28,9 @@ export interface PostgresLedgerOptions {
   onSweepError?: (err: unknown) => void;
   now?: () => number;
 }
+
+/** Rows of commit_barrier (migration 1). */
+const BARRIER_SLOTS = 64;
 
 /** Closed holds are remembered this long past their TTL, so a late repeated settle answers the same. */
 const CLOSED_RETENTION_MS = 24 * 3_600_000;
@@ -127,7 +130,14 @@ export class PostgresLedger implements Ledger {
     if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
     const [row] = await guarded(() => this.sql<Settlement[]>`
       select * from ledger_settle(${reservation.wallet}, ${reservation.id}, ${cost}::bigint, ${this.now()}::bigint)`);
+    await this.onDisk();
     return { charged: row.charged, remaining: row.remaining };
+  }
+
+  /** Returns once everything this process committed so far is on disk (see the file comment). */
+  private async onDisk(): Promise<void> {
+    const slot = randomInt(BARRIER_SLOTS);
+    await guarded(() => this.sql`update commit_barrier set n = n + 1 where slot = ${slot}`);
   }
 
   async release(reservation: Reservation): Promise<void> {

@@ -3,8 +3,9 @@
  * (with its expiry on the caller's clock, in ms), one row per closed reservation (so a repeated
  * settle answers the same), one row per idempotent grant. Every step is one PL/pgSQL function:
  * one round trip, one transaction, and each takes the wallet's row lock first, so the steps of one
- * wallet are serialized by the database and no two steps can deadlock. Reserve, extend and
- * release commit without waiting for the disk (postgres-ledger.ts says why that is safe).
+ * wallet are serialized by the database and no two steps can deadlock. Reserve, extend, release
+ * and settle commit without waiting for the disk (postgres-ledger.ts says why that is safe, and
+ * how a settle still reaches the disk before it is acknowledged).
  */
 export const name = 'ledger';
 
@@ -32,6 +33,12 @@ create table closed_reservations (
   closed_at bigint not null
 );
 create index closed_reservations_by_age on closed_reservations (closed_at);
+
+-- A settle commits without waiting for the disk (its wallet's row lock is held only while it
+-- runs), then the gateway commits a write here and waits for that: WAL is flushed in order, so the
+-- settle is on disk too. Slots spread concurrent waits over rows.
+create table commit_barrier (slot integer primary key, n bigint not null);
+insert into commit_barrier select g, 0 from generate_series(0, 63) g;
 
 create table grants (
   idempotency_key text primary key,
@@ -170,6 +177,7 @@ create function ledger_settle(w text, id text, cost bigint, now_ms bigint,
 declare
   held bigint;
 begin
+  perform set_config('synchronous_commit', 'off', true); -- the caller waits on commit_barrier
   perform 1 from wallets x where x.address = w for update;
   if not found then
     charged := 0; remaining := 0;
