@@ -124,7 +124,8 @@ async function p50AtOne(target: Target, seconds: number): Promise<number> {
   try {
     while (performance.now() < end) {
       const t0 = performance.now();
-      const res = await request(`${target.url}/v1/chat/completions`, { method: 'POST', headers: target.headers, body: BODY, dispatcher: agent });
+      const init = { method: 'POST' as const, headers: target.headers, body: BODY, dispatcher: agent };
+      const res = await request(`${target.url}/v1/chat/completions`, init);
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`${target.name}: HTTP ${res.statusCode} ${text}`);
       latencies.push(performance.now() - t0);
@@ -136,8 +137,9 @@ async function p50AtOne(target: Target, seconds: number): Promise<number> {
 }
 
 async function rpsAtFifty(target: Target, seconds: number): Promise<number> {
-  const result = await autocannon({ url: `${target.url}/v1/chat/completions`, method: 'POST', connections: 50, duration: seconds, headers: target.headers, body: BODY });
-  if (result.non2xx || result.errors) throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 connections`);
+  const url = `${target.url}/v1/chat/completions`;
+  const result = await autocannon({ url, method: 'POST', connections: 50, duration: seconds, headers: target.headers, body: BODY });
+  if (result.non2xx || result.errors) throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 conns`);
   return result.requests.average;
 }
 
@@ -203,14 +205,19 @@ async function main(): Promise<void> {
     for (const target of targets) {
       const p50 = median(p50s.get(target.name)!);
       const rps = median(rates.get(target.name)!);
-      console.log(
-        `${target.name.padEnd(30)}${p50.toFixed(3).padStart(10)}${(p50 - free1).toFixed(3).padStart(14)}${rps.toFixed(0).padStart(10)}${(rps / free50).toFixed(2).padStart(7)}`,
-      );
+      const columns = [
+        p50.toFixed(3).padStart(10),
+        (p50 - free1).toFixed(3).padStart(14),
+        rps.toFixed(0).padStart(10),
+        (rps / free50).toFixed(2).padStart(7),
+      ];
+      console.log(`${target.name.padEnd(30)}${columns.join('')}`);
     }
     const k1 = median(p50s.get(targets[2].name)!) - free1;
     const k50 = median(rates.get(targets[2].name)!) / free50;
     console.log(`\ncluster: throughput @50 ${k50.toFixed(2)} × free (target ≥ 0.3)`);
-    console.log(`cluster: added p50 @1 ${k1.toFixed(3)} ms (target ≤ 2 × ${commitMs.toFixed(3)} + 0.3 = ${(2 * commitMs + 0.3).toFixed(3)} ms)`);
+    const bound = 2 * commitMs + 0.3;
+    console.log(`cluster: added p50 @1 ${k1.toFixed(3)} ms (target ≤ 2 × ${commitMs.toFixed(3)} + 0.3 = ${bound.toFixed(3)} ms)`);
     console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
