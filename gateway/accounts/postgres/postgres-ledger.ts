@@ -128,16 +128,23 @@ export class PostgresLedger implements Ledger {
 
   async settle(reservation: Reservation, cost: number): Promise<Settlement> {
     if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
-    const [row] = await guarded(() => this.sql<Settlement[]>`
-      select * from ledger_settle(${reservation.wallet}, ${reservation.id}, ${cost}::bigint, ${this.now()}::bigint)`);
-    await this.onDisk();
-    return { charged: row.charged, remaining: row.remaining };
-  }
-
-  /** Returns once everything this process committed so far is on disk (see the file comment). */
-  private async onDisk(): Promise<void> {
     const slot = randomInt(BARRIER_SLOTS);
-    await guarded(() => this.sql`update commit_barrier set n = n + 1 where slot = ${slot}`);
+    // The settle and its barrier (see the file comment) go out together on one connection, one
+    // round trip: each is its own transaction, run in order, so the barrier commits after the settle.
+    const [row] = await guarded(async () => {
+      const connection = await this.sql.reserve();
+      try {
+        const [settled] = await Promise.all([
+          connection<Settlement[]>`
+            select * from ledger_settle(${reservation.wallet}, ${reservation.id}, ${cost}::bigint, ${this.now()}::bigint)`,
+          connection`update commit_barrier set n = n + 1 where slot = ${slot}`,
+        ]);
+        return settled;
+      } finally {
+        connection.release();
+      }
+    });
+    return { charged: row.charged, remaining: row.remaining };
   }
 
   async release(reservation: Reservation): Promise<void> {
