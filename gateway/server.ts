@@ -9,7 +9,7 @@ import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { openAccounts } from './accounts/accounts.js';
 import { storeHealth } from './accounts/store-health.js';
 import type { AccountsStore } from './accounts/store.js';
-import type { KeyvLedger } from './accounts/ledger.js';
+import type { Ledger } from './accounts/types.js';
 import type { ApiKeys } from './accounts/api-keys.js';
 import { createUpstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
@@ -23,7 +23,7 @@ export interface RunningGateway {
   /** The MCP tool host (servers' status, pids, tools). */
   tools: ToolHost;
   /** The credit ledger, for chat/tool charging and tests. */
-  ledger: KeyvLedger;
+  ledger: Ledger;
   /** API keys (tests mint keys here without a SIWE round trip). */
   apiKeys: ApiKeys;
   /** The accounts store (probed by /health; tests make it fail). */
@@ -58,7 +58,6 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     dataDir: config.dataDir,
     publicUrl: config.server.publicUrl,
     settings: config.accounts,
-    onSweepError: (err) => logger.error({ err }, 'reservation sweep failed'),
     onTouchError: (err) => logger.warn({ err }, 'API key last_used_at write failed'),
   });
   shutdown.onClose(() => accounts.close());
