@@ -272,34 +272,37 @@ export class EmbeddedLedger implements Ledger {
     this.dirtyGrants = new Map();
     if (wallets.length === 0 && grants.length === 0) return;
     try {
-      await this.db.exec('BEGIN IMMEDIATE');
-      try {
-        for (let i = 0; i < wallets.length; i += ROWS_PER_STATEMENT) {
-          const rows = wallets.slice(i, i + ROWS_PER_STATEMENT);
-          await this.db.run(
-            `INSERT INTO ledger_wallets (address, record) VALUES ${rows.map(() => '(?, ?)').join(', ')}
+      const statements = [
+        ...chunks(wallets).map((rows) => ({
+          sql: `INSERT INTO ledger_wallets (address, record) VALUES ${rows.map(() => '(?, ?)').join(', ')}
              ON CONFLICT (address) DO UPDATE SET record = excluded.record`,
-            rows.flatMap((state) => [state.address, storedRecord(state)]),
-          );
-        }
-        for (let i = 0; i < grants.length; i += ROWS_PER_STATEMENT) {
-          const rows = grants.slice(i, i + ROWS_PER_STATEMENT);
-          await this.db.run(
-            `INSERT OR REPLACE INTO ledger_grants (key, wallet, amount, result, at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
-            rows.flatMap(([key, grant]) => [key, grant.wallet, grant.amount, JSON.stringify(grant.result), grant.at]),
-          );
-        }
-        await this.db.exec('COMMIT');
-      } catch (err) {
-        await this.db.exec('ROLLBACK').catch(() => {});
-        throw err;
-      }
+          params: rows.flatMap((state) => [state.address, storedRecord(state)]),
+        })),
+        ...chunks(grants).map((rows) => ({
+          sql: `INSERT OR REPLACE INTO ledger_grants (key, wallet, amount, result, at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+          params: rows.flatMap(([key, grant]) => [key, grant.wallet, grant.amount, JSON.stringify(grant.result), grant.at]),
+        })),
+      ];
+      // One statement is a transaction of its own: the common case (charges only) is one round trip.
+      if (statements.length === 1) await this.db.run(statements[0].sql, statements[0].params);
+      else await this.inTransaction(statements);
     } catch (err) {
       for (const state of wallets) this.drop(state);
       for (const [key] of grants) this.grants.delete(key);
       throw err;
     }
     this.evict();
+  }
+
+  private async inTransaction(statements: Array<{ sql: string; params: unknown[] }>): Promise<void> {
+    await this.db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const { sql, params } of statements) await this.db.run(sql, params);
+      await this.db.exec('COMMIT');
+    } catch (err) {
+      await this.db.exec('ROLLBACK').catch(() => {});
+      throw err;
+    }
   }
 
   /** Forget a copy whose changes did not reach SQLite: the next step reads what SQLite has. */
@@ -376,6 +379,12 @@ export class EmbeddedLedger implements Ledger {
     state.closed.set(id, charged);
     if (state.closed.size > MAX_CLOSED) state.closed.delete(state.closed.keys().next().value!);
   }
+}
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += ROWS_PER_STATEMENT) out.push(items.slice(i, i + ROWS_PER_STATEMENT));
+  return out;
 }
 
 function addCredits(state: WalletState, amount: number): Balance {

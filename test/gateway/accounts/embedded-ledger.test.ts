@@ -18,12 +18,16 @@ import { hashKey } from '../../../gateway/accounts/api-keys.js';
 
 const wallet = '0x' + 'ab'.repeat(20);
 
-/** A connection whose statements can be made to fail, and which counts commits. */
+/** A connection whose wallet writes can be made to fail, and which counts them (one per commit). */
 function faulty(db: SqliteConnection) {
-  const state = { failNext: false, commits: 0, statements: [] as string[] };
+  const state = { failNext: false, commits: 0, gate: undefined as Promise<void> | undefined, entered: () => {} };
   const wrapped: SqliteConnection = {
     run: async (sql, params) => {
-      state.statements.push(sql.trim().split(/\s+/).slice(0, 3).join(' '));
+      if (sql.startsWith('INSERT INTO ledger_wallets')) {
+        state.commits++;
+        state.entered();
+        await state.gate;
+      }
       if (state.failNext && sql.includes('ledger_wallets')) {
         state.failNext = false;
         throw new Error('SQLITE_FULL: database or disk is full');
@@ -31,10 +35,7 @@ function faulty(db: SqliteConnection) {
       return db.run(sql, params);
     },
     all: (sql, params) => db.all(sql, params),
-    exec: async (sql) => {
-      if (sql === 'COMMIT') state.commits++;
-      return db.exec(sql);
-    },
+    exec: (sql) => db.exec(sql),
     close: () => db.close(),
   };
   return { db: wrapped, state };
@@ -124,10 +125,14 @@ describe('embedded ledger on SQLite', () => {
     ledger = await openEmbeddedLedger(broken, { reservationTtlMs: 60_000 });
     await ledger.grant(wallet, 10);
     state.failNext = true;
+    let open!: () => void;
+    state.gate = new Promise((resolve) => (open = resolve));
+    const writing = new Promise<void>((resolve) => (state.entered = resolve));
     const failing = ledger.grant(wallet, 1);
-    // Queued behind the failing commit, on the same in-memory copy.
-    await new Promise((resolve) => setImmediate(resolve));
+    // While that commit runs, another step changes the same in-memory copy and queues behind it.
+    await writing;
     const queued = ledger.grant(wallet, 5);
+    open();
     await assert.rejects(failing, { code: 'store_unavailable' });
     await assert.rejects(queued, { code: 'store_unavailable' });
     assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
