@@ -3,10 +3,10 @@ import { createServer, type Logger } from '../kit/index.js';
 import { parseWebConfig, type MusicProviderName, type SearchProviderName, type TweetProviderName } from './config.js';
 import type { ProviderHttp } from './provider-http.js';
 import type { FallbackChainOptions } from './fallback-chain.js';
-import { createWebSearchTool } from './web-search.js';
-import { createWebExtractTool } from './web-extract.js';
-import { createReadTweetTool } from './read-tweet.js';
-import { createFindMusicTool } from './find-music.js';
+import { webSearchTool } from './tools/web-search.js';
+import { webExtractTool } from './tools/web-extract.js';
+import { readTweetTool } from './tools/read-tweet.js';
+import { findMusicTool } from './tools/find-music.js';
 import { createBraveSearch } from './search/brave.js';
 import { createTavilySearch } from './search/tavily.js';
 import { createSearxngSearch } from './search/searxng.js';
@@ -65,10 +65,10 @@ export function createWebServer(options: WebServerOptions): Server {
     version: '0.1.0',
     logger: options.logger,
     tools: [
-      createWebSearchTool(config.search.order.map((name) => searchBackends[name]()), chain),
-      createWebExtractTool({ ...config.extract, lookup: options.lookup, connect: options.connect }),
-      createReadTweetTool(config.tweets.order.map((name) => tweetBackends[name]()), chain),
-      createFindMusicTool(config.music.order.map((name) => musicBackends[name]()), chain),
+      webSearchTool(config.search.order.map((name) => searchBackends[name]()), chain),
+      webExtractTool({ ...config.extract, lookup: options.lookup, connect: options.connect }),
+      readTweetTool(config.tweets.order.map((name) => tweetBackends[name]()), chain),
+      findMusicTool(config.music.order.map((name) => musicBackends[name]()), chain),
     ],
   });
 }

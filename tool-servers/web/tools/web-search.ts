@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable } from '../kit/index.js';
-import type { FallbackChainOptions } from './fallback-chain.js';
-import { searchHitSchema, type SearchBackend, type SearchHit } from './search/types.js';
+import { defineTool, firstAvailable } from '../../kit/index.js';
+import type { FallbackChainOptions } from '../fallback-chain.js';
+import { searchHitSchema, type SearchBackend, type SearchHit } from '../search/types.js';
 
 export const webSearchInput = z.object({
   query: z.string().trim().min(1).max(400).describe('What to search the web for'),
@@ -19,9 +19,9 @@ export const webSearchOutput = z.object({
  * lists fall through to the next one, all within one deadline.
  *
  * @example
- *   createWebSearchTool([brave, tavily, duckduckgo], { deadlineMs: 20_000 }) // → a ToolDefinition for createServer
+ *   webSearchTool([brave, tavily, duckduckgo], { deadlineMs: 20_000 }) // → a ToolDefinition for createServer
  */
-export function createWebSearchTool(backends: SearchBackend[], { deadlineMs, logger }: FallbackChainOptions) {
+export function webSearchTool(backends: SearchBackend[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'web_search',
     description: 'Search the web. Returns titles, URLs and snippets of the top results and names the provider that answered.',

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable, ToolError } from '../kit/index.js';
-import type { FallbackChainOptions } from './fallback-chain.js';
-import { parseTweetRef } from './tweets/tweet-ref.js';
-import { tweetSchema, type Tweet, type TweetBackend } from './tweets/types.js';
+import { defineTool, firstAvailable, ToolError } from '../../kit/index.js';
+import type { FallbackChainOptions } from '../fallback-chain.js';
+import { parseTweetRef } from '../tweets/tweet-ref.js';
+import { tweetSchema, type Tweet, type TweetBackend } from '../tweets/types.js';
 
 export const readTweetInput = z
   .object({
@@ -23,9 +23,9 @@ export const readTweetOutput = tweetSchema.extend({ provider: z.string().describ
  * 404 for tweets that exist): the tweet is `not_found` only when every provider asked said so.
  *
  * @example
- *   createReadTweetTool([fxtwitter, syndication, xApi], { deadlineMs: 20_000 })
+ *   readTweetTool([fxtwitter, syndication, xApi], { deadlineMs: 20_000 })
  */
-export function createReadTweetTool(backends: TweetBackend[], { deadlineMs, logger }: FallbackChainOptions) {
+export function readTweetTool(backends: TweetBackend[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'read_tweet',
     description: 'Read one tweet (post on X) by link or id: author, text, date, likes, retweets, replies, views, media and the quoted tweet.',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable } from '../kit/index.js';
-import type { FallbackChainOptions } from './fallback-chain.js';
-import { MUSIC_KINDS, musicHitSchema, type MusicBackend, type MusicHit } from './music/types.js';
+import { defineTool, firstAvailable } from '../../kit/index.js';
+import type { FallbackChainOptions } from '../fallback-chain.js';
+import { MUSIC_KINDS, musicHitSchema, type MusicBackend, type MusicHit } from '../music/types.js';
 
 export const findMusicInput = z.object({
   query: z.string().trim().min(1).max(300).describe('Song, album or artist to look for'),
@@ -18,9 +18,9 @@ export const findMusicOutput = z.object({
  * `find_music`: search music catalogues in the configured order until one has results.
  *
  * @example
- *   createFindMusicTool([itunes, deezer, musicbrainz], { deadlineMs: 20_000 })
+ *   findMusicTool([itunes, deezer, musicbrainz], { deadlineMs: 20_000 })
  */
-export function createFindMusicTool(backends: MusicBackend[], { deadlineMs, logger }: FallbackChainOptions) {
+export function findMusicTool(backends: MusicBackend[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'find_music',
     description: 'Find songs, albums or artists: title, artist, album, release date, duration, a preview clip and a link.',
