@@ -56,8 +56,7 @@ export function envUrl() {
  *   z.object({ PRICE_CACHE_TTL_MS: envInt({ min: 0, max: 30_000 }).default(30_000) })
  */
 export function envInt({ min, max }: { min: number; max?: number }) {
-  const rule =
-    max !== undefined ? `a whole number from ${min} to ${max}` : min === 0 ? 'a non-negative integer' : min === 1 ? 'a positive integer' : `a whole number of at least ${min}`;
+  const rule = intRule(min, max);
   return z
     .string()
     .trim()
@@ -69,6 +68,12 @@ export function envInt({ min, max }: { min: number; max?: number }) {
       }
       return parsed;
     });
+}
+
+function intRule(min: number, max: number | undefined): string {
+  if (max !== undefined) return `a whole number from ${min} to ${max}`;
+  if (min === 0) return 'a non-negative integer';
+  return min === 1 ? 'a positive integer' : `a whole number of at least ${min}`;
 }
 
 /**

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+
 import { defineTool, firstAvailable, ToolError } from '../../kit/index.js';
 import type { FallbackChainOptions } from '../fallback-chain.js';
 import { parseTweetRef } from '../tweets/tweet-ref.js';
-import { tweetSchema, type Tweet, type TweetBackend } from '../tweets/types.js';
+import { tweetSchema, type TweetProvider } from '../tweets/types.js';
 
 export const readTweetInput = z
   .object({
@@ -25,23 +26,15 @@ export const readTweetOutput = tweetSchema.extend({ provider: z.string().describ
  * @example
  *   readTweetTool([fxtwitter, syndication, xApi], { deadlineMs: 20_000 })
  */
-export function readTweetTool(backends: TweetBackend[], { deadlineMs, logger }: FallbackChainOptions) {
+export function readTweetTool(providers: TweetProvider[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'read_tweet',
     description: 'Read one tweet (post on X) by link or id: author, text, date, likes, retweets, replies, views, media and the quoted tweet.',
     input: readTweetInput,
     output: readTweetOutput,
     async run(args, { signal }) {
-      const ref = parseTweetRef(args);
-      const { provider, value, failures } = await firstAvailable<Tweet>(
-        backends.map((backend) => ({
-          name: backend.name,
-          available: backend.available,
-          unavailableReason: backend.unavailableReason,
-          run: (providerSignal) => backend.read({ ...ref, signal: providerSignal }),
-        })),
-        { signal, deadlineMs, isNotFound: (err) => err instanceof ToolError && err.code === 'not_found' },
-      );
+      const isNotFound = (err: unknown) => err instanceof ToolError && err.code === 'not_found';
+      const { provider, value, failures } = await firstAvailable(providers, { signal, request: parseTweetRef(args), deadlineMs, isNotFound });
       if (failures.length > 0) logger?.info({ tool: 'read_tweet', provider, failures }, 'fell back');
       return { ...value, provider };
     },
