@@ -30,7 +30,7 @@ export function parseServerEnv<S extends z.ZodObject>(label: string, schema: S, 
  */
 function describeEnvIssue(issue: z.core.$ZodIssue): string {
   const name = issue.path.map(String).join('.');
-  if (issue.message.startsWith(String(issue.path[0]))) return issue.message;
+  if (issue.path.length > 0 && issue.message.startsWith(String(issue.path[0]))) return issue.message;
   if (issue.message.startsWith('must ')) return `${name} ${issue.message}`;
   return `invalid ${name}: ${issue.message}`;
 }
