@@ -68,9 +68,10 @@ export function expandArgs(args: string[], env: Env): string[] {
  */
 export function childEnv(configured: Record<string, string>, gatewayEnv: Env, passthrough: readonly string[] = []): Record<string, string> {
   const env: Record<string, string> = {};
+  const inherited: readonly string[] = INHERITED_ENV_VARS;
   for (const [name, value] of Object.entries(gatewayEnv)) {
     if (value === undefined || value === '') continue;
-    if ((INHERITED_ENV_VARS as readonly string[]).includes(name) || passthrough.some((prefix) => name.startsWith(prefix))) env[name] = value;
+    if (inherited.includes(name) || passthrough.some((prefix) => name.startsWith(prefix))) env[name] = value;
   }
   return { ...env, ...expandRecord(configured, gatewayEnv) };
 }

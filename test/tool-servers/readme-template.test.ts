@@ -22,7 +22,8 @@ function templateFiles(): Map<string, string> {
 
 test("README's tool-server template runs as written: lists its tool, answers, and fails the kit's way", async (t) => {
   const files = templateFiles();
-  assert.deepEqual([...files.keys()].sort(), ['tool-servers/fx/main.ts', 'tool-servers/fx/server.ts', 'tool-servers/fx/tools/get-fx-rate.ts']);
+  const expected = ['tool-servers/fx/main.ts', 'tool-servers/fx/server.ts', 'tool-servers/fx/tools/get-fx-rate.ts'];
+  assert.deepEqual([...files.keys()].sort(), expected);
 
   // The files in a scratch tree beside links to the real kit and packages, as they would sit in this repository (ESM).
   const scratch = mkdtempSync(join(tmpdir(), 'switchyard-template-'));
@@ -39,7 +40,8 @@ test("README's tool-server template runs as written: lists its tool, answers, an
   const frankfurter = await startFixture((request, response) => {
     const quote = request.query.get('symbols') ?? '';
     if (request.path !== '/v1/latest' || quote === 'XXX') return sendJson(response, 404, { message: 'not found' });
-    sendJson(response, 200, { amount: 1, base: request.query.get('base'), date: '2026-11-20', rates: quote in rates ? { [quote]: rates[quote] } : {} });
+    const known = quote in rates ? { [quote]: rates[quote] } : {};
+    sendJson(response, 200, { amount: 1, base: request.query.get('base'), date: '2026-11-20', rates: known });
   });
   t.after(() => frankfurter.close());
 
@@ -78,6 +80,8 @@ test("README's tool-server template runs as written: lists its tool, answers, an
   assert.deepEqual(await failure({ base: 'usd', quote: 'EUR' }), {
     error: { code: 'invalid_arguments', message: 'base: must be a currency code such as "USD"', param: 'base' },
   });
-  assert.deepEqual(await failure({ base: 'USD', quote: 'JPY' }), { error: { code: 'not_found', message: 'No rate from USD to JPY.', param: 'quote' } });
-  assert.deepEqual(await failure({ base: 'USD', quote: 'XXX' }), { error: { code: 'upstream_unavailable', message: 'Frankfurter: HTTP 404' } });
+  const unknownQuote = { error: { code: 'not_found', message: 'No rate from USD to JPY.', param: 'quote' } };
+  assert.deepEqual(await failure({ base: 'USD', quote: 'JPY' }), unknownQuote);
+  const providerSaid404 = { error: { code: 'upstream_unavailable', message: 'Frankfurter: HTTP 404' } };
+  assert.deepEqual(await failure({ base: 'USD', quote: 'XXX' }), providerSaid404);
 });

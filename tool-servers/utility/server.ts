@@ -41,7 +41,11 @@ export function createUtilityServer(options: UtilityServerOptions): Server {
     logger: options.logger,
     tools: [
       getCryptoPriceTool({ prices }),
-      getWeatherTool({ forecastBaseUrl: settings.openMeteoBaseUrl, geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl, timeoutMs: settings.timeoutMs }),
+      getWeatherTool({
+        forecastBaseUrl: settings.openMeteoBaseUrl,
+        geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl,
+        timeoutMs: settings.timeoutMs,
+      }),
       getTimeTool({ geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl, timeoutMs: settings.timeoutMs, now }),
     ],
   });

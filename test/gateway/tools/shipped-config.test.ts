@@ -26,6 +26,11 @@ function shippedChainSuffixes(): string[] {
 /** A chain an operator adds: not in the shipped list, so only a prefix can forward its variables. */
 const ADDED_CHAIN = 'ZKSYNC';
 
+/** `RPC_URL_<CHAIN>` → one name per shipped chain and one for the added chain. */
+function perChainNames(pattern: string): string[] {
+  return [...shippedChainSuffixes(), ADDED_CHAIN].map((chain) => pattern.replace('<CHAIN>', chain));
+}
+
 /**
  * Variables README documents per tool server: table rows `| (<server> server) | \`VAR\` | …`,
  * with the second of `` `A` / `B` `` rows and `<CHAIN>` expanded over the shipped chains and one added chain.
@@ -37,7 +42,7 @@ function documentedVariables(): Map<string, string[]> {
     const [, server, ...named] = match;
     const variables = named
       .filter((name): name is string => name !== undefined)
-      .flatMap((name) => (name.endsWith('<CHAIN>') ? [...shippedChainSuffixes(), ADDED_CHAIN].map((chain) => name.replace('<CHAIN>', chain)) : [name]));
+      .flatMap((name) => (name.endsWith('<CHAIN>') ? perChainNames(name) : [name]));
     byServer.set(server, [...(byServer.get(server) ?? []), ...variables]);
   }
   return byServer;
@@ -60,7 +65,7 @@ test('the shipped config passes each server every variable README documents for 
   const documented = documentedVariables();
   for (const server of documented.keys()) assert.ok(FAMILIES.includes(server), `README documents variables for an unknown server "${server}"`);
   // The row parser itself: per-chain rows expand, and the second of "`A` / `B`" counts.
-  const perChain = ['RPC_URL_LOCAL', 'TOKENS_BASE', 'MULTICALL3_SEPOLIA', 'ENS_UNIVERSAL_RESOLVER_POLYGON', `RPC_URL_${ADDED_CHAIN}`, `TOKENS_${ADDED_CHAIN}`];
+  const perChain = ['RPC_URL_LOCAL', 'TOKENS_BASE', 'MULTICALL3_SEPOLIA', 'ENS_UNIVERSAL_RESOLVER_POLYGON', `RPC_URL_${ADDED_CHAIN}`];
   for (const variable of perChain) assert.ok(documented.get('onchain')?.includes(variable), variable);
   assert.ok(documented.get('web')?.includes('BRAVE_BASE_URL'));
   const env: Record<string, string> = {

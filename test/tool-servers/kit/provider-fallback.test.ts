@@ -131,7 +131,8 @@ test('each provider gets the request with the signal; one that says it cannot an
     run: async (runSignal, request) => (assert.ok(runSignal instanceof AbortSignal), seen.push([name, request]), price),
   });
   const providers = [quote('usd-only', 1, true), quote('any', 2)];
-  assert.deepEqual(await firstAvailable(providers, { signal, request: { currency: 'usd' } }), { provider: 'usd-only', value: 1, failures: [] });
+  const usd = await firstAvailable(providers, { signal, request: { currency: 'usd' } });
+  assert.deepEqual(usd, { provider: 'usd-only', value: 1, failures: [] });
   assert.deepEqual(await firstAvailable(providers, { signal, request: { currency: 'eur' } }), {
     provider: 'any',
     value: 2,

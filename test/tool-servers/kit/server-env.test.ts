@@ -29,7 +29,15 @@ test('values are parsed: URLs lose trailing slashes, numbers and flags are typed
     ORDER: ' Gamma , alpha ',
     KEY: 'k',
   });
-  assert.deepEqual(settings, { BASE_URL: 'http://127.0.0.1:4010', TIMEOUT_MS: 250, CACHE_MS: 0, TTL_MS: 30_000, RANK: true, ORDER: ['gamma', 'alpha'], KEY: 'k' });
+  assert.deepEqual(settings, {
+    BASE_URL: 'http://127.0.0.1:4010',
+    TIMEOUT_MS: 250,
+    CACHE_MS: 0,
+    TTL_MS: 30_000,
+    RANK: true,
+    ORDER: ['gamma', 'alpha'],
+    KEY: 'k',
+  });
 });
 
 test('a bad value throws naming the server label and the variable', () => {

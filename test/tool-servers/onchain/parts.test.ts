@@ -42,7 +42,7 @@ describe('chain list', () => {
     assert.throws(() => chains.resolve('solana'), (err: unknown) => err instanceof ToolError && err.code === 'invalid_arguments' && err.param === 'chain');
   });
 
-  test('the shipped gateway config forwards every per-chain variable of every chain, and of a chain added later, to the onchain server', () => {
+  test('the shipped gateway config forwards the per-chain variables of every chain, and of one added later, to the onchain server', () => {
     type OnchainEntry = { env: Record<string, string>; envPassthrough?: string[] };
     const gatewayJson = JSON.parse(readFileSync('config/gateway.json', 'utf8')) as { mcpServers: { onchain: OnchainEntry } };
     const { env, envPassthrough = [] } = gatewayJson.mcpServers.onchain;

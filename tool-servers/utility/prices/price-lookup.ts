@@ -49,7 +49,8 @@ export function createPriceLookup(options: PriceLookupOptions): PriceLookup {
     const detached = new AbortController().signal;
     try {
       const isEmpty = (quote: PriceQuote | null) => quote === null;
-      const { provider, value } = await firstAvailable(options.sources, { signal: detached, request, isEmpty, deadlineMs: options.deadlineMs });
+      const deadlineMs = options.deadlineMs;
+      const { provider, value } = await firstAvailable(options.sources, { signal: detached, request, isEmpty, deadlineMs });
       return { provider, quote: value as PriceQuote };
     } catch (err) {
       if (err instanceof ToolError && err.code === 'not_found') {

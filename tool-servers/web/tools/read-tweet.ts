@@ -34,7 +34,8 @@ export function readTweetTool(providers: TweetProvider[], { deadlineMs, logger }
     output: readTweetOutput,
     async run(args, { signal }) {
       const isNotFound = (err: unknown) => err instanceof ToolError && err.code === 'not_found';
-      const { provider, value, failures } = await firstAvailable(providers, { signal, request: parseTweetRef(args), deadlineMs, isNotFound });
+      const request = parseTweetRef(args);
+      const { provider, value, failures } = await firstAvailable(providers, { signal, request, deadlineMs, isNotFound });
       if (failures.length > 0) logger?.info({ tool: 'read_tweet', provider, failures }, 'fell back');
       return { ...value, provider };
     },
