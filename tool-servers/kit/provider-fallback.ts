@@ -23,7 +23,7 @@ export interface Provider<T, Request = undefined> {
 }
 
 /** What every provider of a chain is asked; a chain of providers that take no request needs none. */
-export type FallbackRequest<Request> = undefined extends Request ? { request?: Request } : { request: Request };
+type FallbackRequest<Request> = undefined extends Request ? { request?: Request } : { request: Request };
 
 export interface FallbackOptions<T> {
   signal: AbortSignal;
