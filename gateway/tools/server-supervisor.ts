@@ -47,7 +47,7 @@ export type ResolvedServer =
  *
  * @example
  *   resolveServer({ command: 'node', args: ['a.js'], env: { KEY: '${KEY}' }, ... }, process.env)
- *   // { kind: 'stdio', command: 'node', args: ['a.js'], env: { PATH, HOME, KEY } }
+ *   // { kind: 'stdio', command: 'node', args: ['a.js'], env: { PATH, HOME, KEY, …envPassthrough matches } }
  */
 export function resolveServer(name: string, config: McpServerConfig, env: Env): ResolvedServer {
   if ('command' in config) {
@@ -55,7 +55,7 @@ export function resolveServer(name: string, config: McpServerConfig, env: Env): 
       kind: 'stdio',
       command: expandValue(config.command, env) ?? config.command,
       args: expandArgs(config.args, env),
-      env: childEnv(config.env, env),
+      env: childEnv(config.env, env, config.envPassthrough),
       ...(config.cwd ? { cwd: config.cwd } : {}),
     };
   }
