@@ -13,13 +13,7 @@ import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import type { ModelConfig } from '../config.js';
 import { shouldRetry, retryDelayMs } from './retry-policy.js';
-import {
-  upstreamBadGateway,
-  upstreamMessageFrom,
-  upstreamRejected,
-  upstreamTimeout,
-  upstreamUnavailable,
-} from './upstream-errors.js';
+import { upstreamBadGateway, upstreamConnectionError, upstreamStatusError, upstreamTimeout } from './upstream-errors.js';
 import type { UpstreamMessage, FunctionTool } from './chat-types.js';
 import type { ChatAbort } from './chat-abort.js';
 
@@ -236,7 +230,9 @@ export class UpstreamClient {
       } catch (err) {
         if (abort.aborted) throw fail(err, 'request');
         const errorCode = codeOf(err);
-        if (errorCode === 'UND_ERR_HEADERS_TIMEOUT') throw upstreamTimeout(this.modelId, this.timeoutMs);
+        const failure = upstreamConnectionError(this.modelId, errorCode, this.timeoutMs);
+        // A headers timeout already waited the model's whole timeout and proves the upstream reachable.
+        if (failure.code === 'upstream_timeout') throw failure;
         if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, errorCode })) {
           await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs }), abort).catch((e: unknown) => {
             throw fail(e, 'waiting to retry');
@@ -244,7 +240,7 @@ export class UpstreamClient {
           continue;
         }
         this.options.onReachable?.(false);
-        throw upstreamUnavailable(this.modelId, errorCode ? `connection failed: ${errorCode}` : 'connection failed');
+        throw failure;
       }
       this.options.onReachable?.(true);
       if (response.statusCode >= 200 && response.statusCode < 300) return response;
@@ -262,12 +258,7 @@ export class UpstreamClient {
         );
         continue;
       }
-      const message = upstreamMessageFrom(text);
-      if (status === 401 || status === 403) throw upstreamBadGateway(this.modelId, `it refused the gateway's credentials (HTTP ${status})`);
-      if (status === 429) throw upstreamUnavailable(this.modelId, 'rate limited');
-      if (status === 503) throw upstreamUnavailable(this.modelId, `HTTP 503: ${message}`);
-      if (status >= 400 && status < 500) throw upstreamRejected(this.modelId, status, message);
-      throw upstreamBadGateway(this.modelId, `HTTP ${status}: ${message}`);
+      throw upstreamStatusError(this.modelId, status, text);
     }
   }
 
