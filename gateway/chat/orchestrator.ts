@@ -21,7 +21,7 @@ import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
 import { TokenTally } from './token-tally.js';
 import { ToolOffer } from './tool-schemas.js';
 import { runToolRound } from './tool-round.js';
-import { ClientCancelled, chatDeadlineExceeded, upstreamUnavailable } from './upstream-errors.js';
+import { ClientCancelled, chatDeadlineExceeded, upstreamStreamCutOff, upstreamUnavailable } from './upstream-errors.js';
 import type { UpstreamClient, UpstreamChatParams } from './upstream-client.js';
 import type { UpstreamHealth } from './upstream-health.js';
 import type { ChatAbort } from './chat-abort.js';
@@ -208,6 +208,7 @@ export class ChatOrchestrator {
     const assembler = new StreamAssembler(chat.answer.push, { modelId, reasoningFirst: this.reasoningInPrompt.has(modelId) });
     chat.inFlight = { assembler, promptTokens: call.promptTokens };
     const { tools } = chat;
+    let sawDone = false;
     await chat.client.streamChat(
       {
         messages: chat.messages,
@@ -218,6 +219,7 @@ export class ChatOrchestrator {
       {
         abort,
         onData: (data) => assembler.push(data),
+        onDone: () => (sawDone = true),
         drained: sink.drained,
         // Accepted once the first upstream call answered 2xx: until then every refusal (402,
         // 503, the upstream's own 4xx) is still a plain HTTP error, and after it the stream's
@@ -230,6 +232,8 @@ export class ChatOrchestrator {
             },
       },
     );
+    // Neither a finish_reason nor [DONE]: the stream broke off (Ollama ends it so on an error).
+    if (!sawDone && !assembler.finished) throw upstreamStreamCutOff(modelId);
     const round = assembler.finish();
     chat.inFlight = undefined;
     if (assembler.sawBareClose) this.reasoningInPrompt.add(modelId);

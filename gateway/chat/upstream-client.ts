@@ -13,7 +13,13 @@ import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import type { ModelConfig } from '../config.js';
 import { shouldRetry, retryDelayMs } from './retry-policy.js';
-import { upstreamBadGateway, upstreamConnectionError, upstreamStatusError, upstreamTimeout } from './upstream-errors.js';
+import {
+  upstreamBadGateway,
+  upstreamConnectionError,
+  upstreamStatusError,
+  upstreamStreamError,
+  upstreamTimeout,
+} from './upstream-errors.js';
 import type { UpstreamMessage, FunctionTool } from './chat-types.js';
 import type { ChatAbort } from './chat-abort.js';
 
@@ -39,6 +45,8 @@ export interface StreamChatOptions {
   abort: ChatAbort;
   /** Called with the `data` of each SSE event except `[DONE]`, in order; a throw fails the call. */
   onData(data: string): void;
+  /** Called at `data: [DONE]`: the stream ended as the protocol says, not cut off. */
+  onDone?(): void;
   /**
    * Backpressure from whoever receives the content: a promise while the client's connection is
    * full (reading pauses until it settles), undefined otherwise.
@@ -120,7 +128,8 @@ export class UpstreamClient {
         this.lastTools = tools;
         this.lastToolsJson = JSON.stringify(tools);
       }
-      body += `,"tools":${this.lastToolsJson}`;
+      // llama.cpp parses one call per reply unless asked (its default is false; OpenAI's, vLLM's true).
+      body += `,"tools":${this.lastToolsJson},"parallel_tool_calls":true`;
     }
     return `${body}}`;
   }
@@ -169,6 +178,12 @@ export class UpstreamClient {
         const parser = createParser({
           onEvent: (event) => {
             if (event.data !== '[DONE]') options.onData(event.data);
+            else options.onDone?.();
+          },
+          // llama.cpp builds before its server-context rewrite send a late error as an `error:`
+          // field, which SSE itself ignores; it is the answer's end, not noise.
+          onError: (err) => {
+            if (err.type === 'unknown-field' && err.field === 'error') throw upstreamStreamError(this.modelId, err.value ?? '');
           },
         });
         stream.on('data', (bytes: Buffer) => {

@@ -74,6 +74,23 @@ export function upstreamConnectionError(modelId: string, errorCode: string | und
   return upstreamUnavailable(modelId, errorCode ? `connection failed: ${errorCode}` : 'connection failed');
 }
 
+/**
+ * 502: the upstream reported an error inside a stream it had begun with 200 — as a `data:` event
+ * with an `error` member (vLLM, SGLang, llama.cpp, OpenAI) or as an `error:` SSE field (llama.cpp
+ * builds before its server-context rewrite). `body` is the error's JSON text.
+ */
+export function upstreamStreamError(modelId: string, body: string): GatewayError {
+  return upstreamBadGateway(modelId, `it sent an error in the stream: ${upstreamMessageFrom(body)}`);
+}
+
+/**
+ * 502: the stream stopped with neither a `finish_reason` nor `data: [DONE]` — cut off. Ollama ends
+ * its stream this way when generation fails part-way (the error itself never reaches the client).
+ */
+export function upstreamStreamCutOff(modelId: string): GatewayError {
+  return upstreamBadGateway(modelId, 'the stream ended before the answer was complete (no finish_reason, no [DONE])');
+}
+
 /** 504: the whole chat ran past `chat.deadlineMs`. */
 export function chatDeadlineExceeded(deadlineMs: number): GatewayError {
   return new GatewayError({
