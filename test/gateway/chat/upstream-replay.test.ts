@@ -62,6 +62,13 @@ const scenarios: Scenario[] = [
     usage: { prompt_tokens: 401 + 412, completion_tokens: 40 + 13 },
   },
   {
+    name: 'vLLM hermes without a reasoning parser: <think> blocks in the content, a call, the answer',
+    play: ['vllm-hermes/think-in-content-tool-call.sse', 'vllm-hermes/think-in-content-answer.sse'],
+    calls: [{ id: 'chatcmpl-tool-b1d3f5a7c9e04b2d6f8a0c2e4a6c8e0b', timezone: 'Europe/Paris' }],
+    answer: PARIS,
+    usage: { prompt_tokens: 430 + 532, completion_tokens: 48 + 28 },
+  },
+  {
     name: 'vLLM hermes: an error inside the stream',
     play: ['vllm-hermes/stream-error.sse'],
     error: upstreamError('it sent an error in the stream: EngineCore encountered an issue.'),
