@@ -148,8 +148,8 @@ export class ChatOrchestrator {
     // Fail fast, before any work: the model's upstream is known to be down.
     if (this.deps.health.isDown(plan.model.id)) throw upstreamUnavailable(plan.model.id, 'its health probe failed');
     const { deadlineMs, maxRounds } = this.deps.config.chat;
-    const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     const chat = this.startChat(plan, sink);
+    const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
       let finishReason: FinishReason;
       for (;;) {
