@@ -21,7 +21,13 @@ import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
 import { TokenTally } from './token-tally.js';
 import { ToolOffer } from './tool-schemas.js';
 import { runToolRound } from './tool-round.js';
-import { ClientCancelled, chatDeadlineExceeded, upstreamStreamCutOff, upstreamUnavailable } from './upstream-errors.js';
+import {
+  ClientCancelled,
+  chatDeadlineExceeded,
+  upstreamAborted,
+  upstreamStreamCutOff,
+  upstreamUnavailable,
+} from './upstream-errors.js';
 import type { UpstreamClient, UpstreamChatParams } from './upstream-client.js';
 import type { UpstreamHealth } from './upstream-health.js';
 import type { ChatAbort } from './chat-abort.js';
@@ -233,7 +239,8 @@ export class ChatOrchestrator {
       },
     );
     // Neither a finish_reason nor [DONE]: the stream broke off (Ollama ends it so on an error).
-    if (!sawDone && !assembler.finished) throw upstreamStreamCutOff(modelId);
+    if (!sawDone && assembler.endedWith === undefined) throw upstreamStreamCutOff(modelId);
+    if (assembler.endedWith === 'abort') throw upstreamAborted(modelId);
     const round = assembler.finish();
     chat.inFlight = undefined;
     if (assembler.sawBareClose) this.reasoningInPrompt.add(modelId);

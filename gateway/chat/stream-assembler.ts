@@ -71,9 +71,9 @@ export class StreamAssembler {
     this.filter = new ThinkFilter(options.reasoningFirst);
   }
 
-  /** The call's `finish_reason`, once a chunk carried one. */
-  get finished(): boolean {
-    return this.finishReason !== undefined;
+  /** The `finish_reason` the call ended with, once a chunk carried one. */
+  get endedWith(): string | undefined {
+    return this.finishReason;
   }
 
   /** A `</think>` closed a block the call never opened (see ThinkFilter). */

@@ -91,6 +91,14 @@ export function upstreamStreamCutOff(modelId: string): GatewayError {
   return upstreamBadGateway(modelId, 'the stream ended before the answer was complete (no finish_reason, no [DONE])');
 }
 
+/**
+ * 502: the upstream ended the answer with `finish_reason: "abort"` — SGLang's graceful abort (an
+ * /abort_request or a session cleanup), which streams like a normal end but leaves the answer cut.
+ */
+export function upstreamAborted(modelId: string): GatewayError {
+  return upstreamBadGateway(modelId, 'it aborted the generation (finish_reason "abort")');
+}
+
 /** 504: the whole chat ran past `chat.deadlineMs`. */
 export function chatDeadlineExceeded(deadlineMs: number): GatewayError {
   return new GatewayError({

@@ -152,9 +152,9 @@ test('StreamAssembler: a new id with a name at an index in use is another call; 
   a.push(call('0', { name: null, arguments: '{"timezone": "Asia/Tokyo"}' }));
   a.push(call('1', { name: 'get_time', arguments: '' }));
   a.push(call('1', { name: null, arguments: '{"timezone": "UTC"}' }));
-  assert.equal(a.finished, false);
+  assert.equal(a.endedWith, undefined);
   a.push(chunk({}, 'tool_calls'));
-  assert.equal(a.finished, true);
+  assert.equal(a.endedWith, 'tool_calls');
   assert.deepEqual(
     a.finish().toolCalls.map((c) => [c.id, c.function.name, c.function.arguments]),
     [

@@ -114,6 +114,11 @@ const scenarios: Scenario[] = [
     error: upstreamError('it sent an error in the stream: The request was aborted: out of KV cache memory.'),
   },
   {
+    name: 'SGLang: a graceful abort ends the stream normally with finish_reason "abort"',
+    play: ['sglang/abort.sse'],
+    error: upstreamError('it aborted the generation (finish_reason "abort")'),
+  },
+  {
     name: 'llama.cpp --jinja (a real capture): one call, no usage anywhere',
     play: ['llamacpp/tool-call-no-usage.sse', 'llamacpp/answer-no-usage.sse'],
     calls: [{ id: 'v2dhQk7s1Lr9Tz3Xb6Nm0Pa4Wc8Ye5Ju', timezone: 'Europe/Paris' }],
