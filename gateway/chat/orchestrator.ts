@@ -60,6 +60,12 @@ export interface ChatSink {
   toolsRunning(tools: string[]): void;
   /** Backpressure: a promise while the client cannot take more, else undefined (see StreamChatOptions). */
   drained(): Promise<void> | undefined;
+  /**
+   * False when nothing reaches the client before the chat ends (a JSON answer): each call's text
+   * then waits until its reasoning is decided, so a bare `</think>` drops all of it even the first
+   * time a model writes one. Default true.
+   */
+  live?: boolean;
 }
 
 export interface ChatOutcome {
@@ -211,7 +217,8 @@ export class ChatOrchestrator {
   ): Promise<AssembledRound> {
     const modelId = chat.plan.model.id;
     chat.answer.newCall();
-    const assembler = new StreamAssembler(chat.answer.push, { modelId, reasoningFirst: this.reasoningInPrompt.has(modelId) });
+    const reasoningFirst = sink.live === false || this.reasoningInPrompt.has(modelId);
+    const assembler = new StreamAssembler(chat.answer.push, { modelId, reasoningFirst });
     chat.inFlight = { assembler, promptTokens: call.promptTokens };
     const { tools } = chat;
     let sawDone = false;
