@@ -18,7 +18,8 @@ test('TokenTally: reported usage is summed; a call without it adds its prompt es
   assert.equal(tally.estimated, false);
   tally.addCall(round(9), 20);
   assert.deepEqual([tally.usage, tally.estimated], [{ prompt_tokens: 120, completion_tokens: 10 }, true]);
-  tally.addMessage({ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'ab', arguments: '{}' } }] });
+  const call = { id: 'c', type: 'function' as const, function: { name: 'ab', arguments: '{}' } };
+  tally.addMessage({ role: 'assistant', content: null, tool_calls: [call] });
   assert.equal(tally.promptTokens(), estimateTokens(80 + 16 + 16 + 2 + 2));
 });
 

@@ -207,7 +207,7 @@ const scenarios: Scenario[] = [
 ];
 
 /** Words of the recordings' reasoning: none may reach an answer. */
-const REASONING = ['The user', 'the user', 'Okay', 'I should call', 'The tool', 'tool said', 'Paris is UTC', 'I need the', "I'll call", 'tool returned'];
+const REASONING = ['The user', 'the user', 'Okay', 'I should call', 'The tool', 'tool said', 'Paris is UTC', 'I need the', "I'll call"];
 
 const ask = (model: string) => ({ model, messages: [{ role: 'user' as const, content: 'What time is it in Paris?' }] });
 const SPLITS: Split[] = ['events', 'awkward'];
