@@ -9,9 +9,13 @@
  * only. Every server runs in its own process so the load generator does not share their event
  * loop; the gateway logs at info into a no-op sink.
  *
- *   npx tsx bench/chat-overhead.ts            (about 2 min; loopback only; runs `npm run build` first)
+ * Memory: each server's RSS after warm-up and its peak while measured (sampled every 100 ms), then
+ * a soak of 100k requests at 50 connections against the credits-on gateway: its RSS after the
+ * soak against its RSS after warm-up (targets ≤ 1.3× and ≤ 180 MB).
+ *
+ *   npx tsx bench/chat-overhead.ts            (about 3 min; loopback only; runs `npm run build` first)
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +29,24 @@ const WALLET = '0x52908400098527886e0f7030069857d2e4169ee7';
 const RUNS = 3;
 /** Each measuring window; 3 windows per target and run keep the whole bench near 2 minutes. */
 const SECONDS = 3;
+/** Requests of the memory soak. */
+const SOAK_REQUESTS = 100_000;
+
+/** A process's resident set in MB (ps reads /proc; the child needs no cooperation). */
+function rssMb(pid: number): number {
+  return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) / 1024;
+}
+
+/** Sample `pid`'s RSS every 100 ms while `work` runs; the highest seen. */
+async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; peak: number }> {
+  let peak = rssMb(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 100);
+  try {
+    return { result: await work(), peak };
+  } finally {
+    clearInterval(timer);
+  }
+}
 
 // ---------------------------------------------------------------- child roles
 
@@ -198,6 +220,21 @@ async function concurrent(target: Target, seconds: number): Promise<{ rps: numbe
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
+/** `count` requests at 50 connections; the seconds they took. */
+async function soakRequests(target: Target, count: number): Promise<number> {
+  const t0 = performance.now();
+  const result = await autocannon({
+    url: `${target.url}/v1/chat/completions`,
+    method: 'POST',
+    connections: 50,
+    amount: count,
+    headers: target.headers,
+    body: bodyFor(target, false),
+  });
+  if (result.non2xx || result.errors) throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors in the soak`);
+  return (performance.now() - t0) / 1000;
+}
+
 /** Every figure, or (`oneOnly`) just those at 1 connection, the rest NaN. */
 async function measure(target: Target, oneOnly: boolean): Promise<Figures> {
   const one = await sequential(target, false, SECONDS);
@@ -236,10 +273,17 @@ async function main(): Promise<void> {
       { name: '(t) Switchyard, one tool round', url: tools.info.url, headers: json, content: 'Please use a tool.' },
     ];
     const toolRound = targets[4];
+    const processes = new Map<string, ChildProcess>(targets.map((t, i) => [t.name, children[i].child]));
     for (const target of targets) await sequential(target, false, 0.5); // warm-up: JIT, sockets, caches
+    const idle = new Map(targets.map((t) => [t.name, rssMb(processes.get(t.name)!.pid!)]));
+    const peaks = new Map(targets.map((t) => [t.name, idle.get(t.name)!]));
     const runs = new Map<string, Figures[]>(targets.map((t) => [t.name, []]));
     for (let run = 0; run < RUNS; run++) {
-      for (const target of targets) runs.get(target.name)!.push(await measure(target, target === toolRound));
+      for (const target of targets) {
+        const { result, peak } = await peakRss(processes.get(target.name)!.pid!, () => measure(target, target === toolRound));
+        runs.get(target.name)!.push(result);
+        peaks.set(target.name, Math.max(peaks.get(target.name)!, peak));
+      }
     }
     const figures = new Map<string, Figures>();
     for (const [name, list] of runs) {
@@ -249,9 +293,10 @@ async function main(): Promise<void> {
 
     const fmt = (n: number, digits = 2) => (Number.isNaN(n) ? '-' : n.toFixed(digits)).padStart(8);
     console.log(`\nchat overhead, zero-latency upstream, median of ${RUNS} runs (${SECONDS} s each); latencies in ms`);
-    console.log(`${'target'.padEnd(32)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream)`);
+    console.log(`${'target'.padEnd(32)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream) RSS idle/peak MB`);
     for (const [name, f] of figures) {
-      console.log(`${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}`);
+      const rss = `${idle.get(name)!.toFixed(0)}/${peaks.get(name)!.toFixed(0)}`;
+      console.log(`${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}${rss.padStart(15)}`);
     }
     const a = figures.get(targets[0].name)!;
     const b = figures.get(targets[1].name)!;
@@ -267,9 +312,23 @@ async function main(): Promise<void> {
       console.log(`  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → ${signed(c.ttfb - b.ttfb)} ms${target('≤ 0.5')}`);
     };
     report(targets[2].name, figures.get(targets[2].name)!, true);
-    report(`${targets[3].name} (no target)`, figures.get(targets[3].name)!, false);
+    const freeMode = figures.get(targets[2].name)!;
+    const paid = figures.get(targets[3].name)!;
+    console.log(`\n${targets[3].name} against free mode (c) of this run`);
+    console.log(`  throughput @50: ${(paid.rps50 / freeMode.rps50).toFixed(2)} × free mode (target ≥ 0.8); ${(paid.rps50 / b.rps50).toFixed(2)} × bare proxy`);
+    console.log(`  added p50 @1: ${signed(paid.p50_1 - freeMode.p50_1)} ms over free mode (target ≤ 0.15)`);
+    console.log(`  streaming TTFB: ${signed(paid.ttfb - freeMode.ttfb)} ms over free mode`);
     const t = figures.get(toolRound.name)!;
     console.log(`\n${toolRound.name}: p50 @1 ${t.p50_1.toFixed(3)} ms (two upstream calls + one MCP call)`);
+
+    const paidTarget = targets[3];
+    const paidPid = processes.get(paidTarget.name)!.pid!;
+    const before = rssMb(paidPid);
+    const soak = await peakRss(paidPid, () => soakRequests(paidTarget, SOAK_REQUESTS));
+    const after = rssMb(paidPid);
+    console.log(`\nmemory soak, ${paidTarget.name}: ${SOAK_REQUESTS} requests at 50 connections in ${soak.result.toFixed(1)} s`);
+    console.log(`  RSS after warm-up ${before.toFixed(0)} MB, peak ${soak.peak.toFixed(0)} MB, at the end ${after.toFixed(0)} MB`);
+    console.log(`  end / warm-up: ${(after / before).toFixed(2)}× (target ≤ 1.3×; ≤ 180 MB)`);
     console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     for (const c of children) c.child.kill('SIGTERM');

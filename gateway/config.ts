@@ -45,6 +45,8 @@ const stdioServerSchema = z.object({
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
+  /** Gateway variables whose names start with one of these go to the child as they are (`RPC_URL_` → every chain's URL). */
+  envPassthrough: z.array(z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'a variable-name prefix such as "RPC_URL_" (A-Z, 0-9, _)')).optional(),
   cwd: z.string().optional(),
   timeoutMs: z.number().int().positive().default(30_000),
   disabled: z.boolean().default(false),

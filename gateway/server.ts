@@ -9,8 +9,8 @@ import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { openAccounts } from './accounts/accounts.js';
 import { storeHealth } from './accounts/store-health.js';
 import type { AccountsStore } from './accounts/store.js';
-import type { ApiKeys } from './accounts/api-keys.js';
 import type { Ledger } from './accounts/types.js';
+import type { ApiKeys } from './accounts/api-keys.js';
 import type { SiweVerifier } from './accounts/siwe.js';
 import type { HealthContributor } from './health.js';
 import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-accounts.js';
@@ -140,7 +140,7 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
   const { databaseUrl, redisUrl, redisPrefix } = config.cluster;
   if (!databaseUrl) {
     const { dataDir, accounts: settings } = config;
-    const embedded = await openAccounts({ dataDir, publicUrl: config.server.publicUrl, settings, onSweepError, onTouchError });
+    const embedded = await openAccounts({ dataDir, publicUrl: config.server.publicUrl, settings, onTouchError });
     return { ...embedded, health: storeHealth(embedded.store), shared: undefined };
   }
   if (!redisUrl) {

@@ -1,7 +1,8 @@
 /**
  * Everything the gateway needs about accounts, opened in the right order: the DATA_DIR lock
- * first (so no second process ever opens the store), then the store, then the ledger with its
- * expiry timer. `close()` undoes it in reverse.
+ * first (so no second process ever opens the store), then the store (Keyv: API keys), then the
+ * ledger on its own connection to the same SQLite file, with its expiry timer. `close()` undoes it
+ * in reverse, after the ledger's last commit.
  *
  * @example
  *   const accounts = await openAccounts({ dataDir: './data', publicUrl, settings: config.accounts })
@@ -9,8 +10,10 @@
  *   await accounts.close()
  */
 import { acquireDataDirLock } from './data-dir-lock.js';
-import { openStore, type AccountsStore } from './store.js';
-import { openLedger, type KeyvLedger } from './ledger.js';
+import { openStore, STORE_FILE, type AccountsStore } from './store.js';
+import { openEmbeddedLedger, type EmbeddedLedger } from './embedded-ledger.js';
+import { openSqlite, type SqliteConnection } from './sqlite-connection.js';
+import { join } from 'node:path';
 import { ApiKeys } from './api-keys.js';
 import { KeyvKeyStore } from './keyv-key-store.js';
 import { SiweVerifier } from './siwe.js';
@@ -22,7 +25,7 @@ export interface AccountsSettings {
 }
 
 export interface Accounts {
-  ledger: KeyvLedger;
+  ledger: EmbeddedLedger;
   apiKeys: ApiKeys;
   siwe: SiweVerifier;
   store: AccountsStore;
@@ -33,19 +36,18 @@ export async function openAccounts(options: {
   dataDir: string;
   publicUrl: string;
   settings: AccountsSettings;
-  onSweepError?: (err: unknown) => void;
   /** Where a failed last_used_at write goes (the logger). */
   onTouchError?: (err: unknown) => void;
 }): Promise<Accounts> {
   const lock = acquireDataDirLock(options.dataDir);
   let store: AccountsStore | undefined;
+  let db: SqliteConnection | undefined;
   try {
     store = await openStore(options.dataDir);
-    const ledger = await openLedger(store, {
-      reservationTtlMs: options.settings.reservationTtlMs,
-      onSweepError: options.onSweepError,
-    });
+    db = await openSqlite(join(options.dataDir, STORE_FILE));
+    const ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
     const opened = store;
+    const ledgerDb = db;
     let closing: Promise<void> | undefined;
     return {
       ledger,
@@ -60,6 +62,7 @@ export async function openAccounts(options: {
         closing ??= (async () => {
           try {
             await ledger.stop();
+            await ledgerDb.close();
             await opened.close();
           } finally {
             lock.release();
@@ -69,6 +72,7 @@ export async function openAccounts(options: {
       },
     };
   } catch (err) {
+    await db?.close().catch(() => {});
     await store?.close().catch(() => {});
     lock.release();
     throw err;

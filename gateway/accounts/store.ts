@@ -1,12 +1,12 @@
 /**
- * The accounts store: Keyv over one SQLite file in DATA_DIR, one Keyv namespace per kind of
- * record. Keyv has no transactions, so each record that must change atomically (a wallet's
- * balance with its open reservations) is a single value; correctness across records comes from
- * the DATA_DIR lock plus per-key serialization in this process.
+ * The accounts store: Keyv over one SQLite file in DATA_DIR, holding the API keys (one Keyv
+ * namespace). The ledger needs transactions, which Keyv lacks, so it keeps its own tables in the
+ * same file on its own connection (embedded-ledger.ts); correctness across records comes from the
+ * DATA_DIR lock plus per-key serialization in this process.
  *
  * @example
  *   const store = await openStore('./data')
- *   await store.balances.get('0xabc…')
+ *   await store.keys.get('wallet:0xabc…')
  *   await store.close()
  */
 import { mkdirSync } from 'node:fs';
@@ -19,16 +19,10 @@ export const STORE_FILE = 'switchyard.sqlite';
 export interface AccountsStore {
   /** API key records by SHA-256 hex, plus `wallet:<address>` indexes. */
   keys: Keyv;
-  /** One record per wallet: balance, open reservations, recent outcomes. */
-  balances: Keyv;
-  /** Idempotency-Key → the first result of an admin grant. */
-  idempotency: Keyv;
-  /** Every key stored in a namespace (startup scans; small tables only). */
-  keysIn(namespace: Namespace): Promise<string[]>;
   close(): Promise<void>;
 }
 
-export type Namespace = 'keys' | 'balances' | 'idempotency';
+export type Namespace = 'keys';
 
 /** Open (creating if needed) the SQLite store under `dataDir`. */
 export async function openStore(dataDir: string): Promise<AccountsStore> {
@@ -46,16 +40,10 @@ export async function openStore(dataDir: string): Promise<AccountsStore> {
   const open = (namespace: Namespace) => new Keyv({ store: adapter, namespace, throwOnErrors: true });
   const store = {
     keys: open('keys'),
-    balances: open('balances'),
-    idempotency: open('idempotency'),
   };
   let closed: Promise<void> | undefined;
   return {
     ...store,
-    async keysIn(namespace) {
-      const rows = (await adapter.query(`SELECT key FROM keyv WHERE key LIKE ?`, `${namespace}:%`)) as Array<{ key: string }>;
-      return rows.map((row) => row.key.slice(namespace.length + 1));
-    },
     close() {
       closed ??= adapter.disconnect();
       return closed;

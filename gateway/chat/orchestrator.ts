@@ -16,14 +16,22 @@ import type { ToolRunner } from '../tools/types.js';
 import type { Charge, Charger } from '../accounts/charging.js';
 import { NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from './chat-cost.js';
+import { AnswerText } from './answer-text.js';
 import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
+import { TokenTally } from './token-tally.js';
 import { ToolOffer } from './tool-schemas.js';
 import { runToolRound } from './tool-round.js';
-import { ClientCancelled, chatDeadlineExceeded, upstreamUnavailable } from './upstream-errors.js';
+import {
+  ClientCancelled,
+  chatDeadlineExceeded,
+  upstreamAborted,
+  upstreamStreamCutOff,
+  upstreamUnavailable,
+} from './upstream-errors.js';
 import type { UpstreamClient, UpstreamChatParams } from './upstream-client.js';
 import type { UpstreamHealth } from './upstream-health.js';
 import type { ChatAbort } from './chat-abort.js';
-import type { ChatCredits, FinishReason, ToolTraceEntry, UpstreamMessage, Usage } from './chat-types.js';
+import type { ChatCredits, FinishReason, FunctionTool, ToolTraceEntry, UpstreamMessage, Usage } from './chat-types.js';
 
 /** A validated chat request, ready to run. */
 export interface ChatPlan {
@@ -52,6 +60,12 @@ export interface ChatSink {
   toolsRunning(tools: string[]): void;
   /** Backpressure: a promise while the client cannot take more, else undefined (see StreamChatOptions). */
   drained(): Promise<void> | undefined;
+  /**
+   * False when nothing reaches the client before the chat ends (a JSON answer): each call's text
+   * then waits until its reasoning is decided, so a bare `</think>` drops all of it even the first
+   * time a model writes one. Default true.
+   */
+  live?: boolean;
 }
 
 export interface ChatOutcome {
@@ -82,10 +96,29 @@ interface ModelSeries {
   credits: { inc(value: number): void };
 }
 
+/** One chat's state while it runs. */
+interface ChatRun {
+  plan: ChatPlan;
+  client: UpstreamClient;
+  billing: Charge;
+  /** Offered to the model; empty when the client turned tools off. */
+  tools: FunctionTool[];
+  /** max_tokens of every call. */
+  maxOut: number;
+  /** The conversation sent upstream: preamble, the client's messages, then each tool round. */
+  messages: UpstreamMessage[];
+  tally: TokenTally;
+  answer: AnswerText;
+  trace: ToolTraceEntry[];
+  toolRounds: number;
+  /** The first upstream call answered 2xx (see ChatSink.accepted). */
+  accepted: boolean;
+  /** The upstream call under way, billed from what it produced if the chat fails during it. */
+  inFlight?: { assembler: StreamAssembler; promptTokens: number };
+}
+
 /** The most a single upstream call may write, whatever the client or model allow. */
 const OUTPUT_TOKEN_CEILING = 2048;
-/** Rough characters of JSON framing per message, for the prompt estimate. */
-const MESSAGE_OVERHEAD_CHARS = 16;
 
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
@@ -124,151 +157,148 @@ export class ChatOrchestrator {
    * upstream and tool call listens to it; whatever aborted it is what `run` throws.
    */
   async run(plan: ChatPlan, sink: ChatSink, abort: ChatAbort): Promise<ChatOutcome> {
-    const { config, logger } = this.deps;
-    const model = plan.model;
     // Fail fast, before any work: the model's upstream is known to be down.
-    if (this.deps.health.isDown(model.id)) throw upstreamUnavailable(model.id, 'its health probe failed');
-    const client = this.deps.upstreams.get(model.id)!;
-
-    const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(config.chat.deadlineMs)), config.chat.deadlineMs);
-
-    const billing = this.deps.charger.begin(plan.wallet);
-    const tools = plan.toolsEnabled ? this.offer.functionsFor(this.deps.tools.listTools()) : [];
-    const toolsChars = tools.length ? this.offer.jsonLength : 0;
-    const maxOut = Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens, OUTPUT_TOKEN_CEILING);
-    const messages: UpstreamMessage[] = [
-      { role: 'system', content: this.preamble() },
-      ...plan.messages,
-    ];
-    let promptChars = toolsChars;
-    for (const m of messages) promptChars += messageChars(m);
-
-    const usage = { prompt_tokens: 0, completion_tokens: 0 };
-    const trace: ToolTraceEntry[] = [];
-    let content = '';
-    let toolRounds = 0;
-    let finishReason: FinishReason = 'stop';
-    let estimated = false;
-    let accepted = false;
-    let inFlight: { assembler: StreamAssembler; promptTokens: number } | undefined;
-
-    const onVisible = (() => {
-      let roundHasText = false;
-      return {
-        newRound: () => (roundHasText = false),
-        push: (text: string) => {
-          // A round's leading whitespace (often left behind by a </think>) is not part of the answer;
-          // rounds are joined by a blank line.
-          if (!roundHasText) {
-            text = text.trimStart();
-            if (text === '') return;
-            roundHasText = true;
-            if (content !== '') text = `\n\n${text}`;
-          }
-          content += text;
-          sink.content(text);
-        },
-      };
-    })();
-
+    if (this.deps.health.isDown(plan.model.id)) throw upstreamUnavailable(plan.model.id, 'its health probe failed');
+    const { deadlineMs, maxRounds } = this.deps.config.chat;
+    const chat = this.startChat(plan, sink);
+    const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
+      let finishReason: FinishReason;
       for (;;) {
-        const forceFinal = tools.length > 0 && toolRounds >= config.chat.maxRounds;
-        const promptTokens = estimateTokens(promptChars);
-        const covered = await billing.cover(creditsToCover(usage, promptTokens, maxOut));
-        if (!covered) {
+        const forceFinal = chat.tools.length > 0 && chat.toolRounds >= maxRounds;
+        const promptTokens = chat.tally.promptTokens();
+        if (!(await chat.billing.cover(creditsToCover(chat.tally.usage, promptTokens, chat.maxOut)))) {
           finishReason = 'length'; // out of credits (or the hold expired): answer with what exists
           break;
         }
         if (abort.aborted) throw abort.reason;
-
-        onVisible.newRound();
-        const assembler = new StreamAssembler(onVisible.push, {
-          modelId: model.id,
-          reasoningFirst: this.reasoningInPrompt.has(model.id),
-        });
-        inFlight = { assembler, promptTokens };
-        await client.streamChat(
-          {
-            messages,
-            max_tokens: maxOut,
-            ...plan.sampling,
-            ...(tools.length ? { tools, tool_choice: forceFinal ? 'none' : 'auto' } : {}),
-          },
-          {
-            abort,
-            onData: (data) => assembler.push(data),
-            drained: sink.drained,
-            // Accepted once the first upstream call answered 2xx: until then every refusal (402,
-            // 503, the upstream's own 4xx) is still a plain HTTP error, and after it the stream's
-            // keep-alives cover however long the model thinks or the tools run.
-            onResponse: accepted
-              ? undefined
-              : () => {
-                  accepted = true;
-                  sink.accepted();
-                },
-          },
-        );
-        const round: AssembledRound = assembler.finish();
-        inFlight = undefined;
-        if (assembler.sawBareClose) this.reasoningInPrompt.add(model.id);
-        if (round.usage) {
-          usage.prompt_tokens += round.usage.prompt_tokens;
-          usage.completion_tokens += round.usage.completion_tokens;
-        } else {
-          estimated = true;
-          usage.prompt_tokens += promptTokens;
-          usage.completion_tokens += estimateTokens(round.producedChars);
-        }
-
-        if (round.toolCalls.length === 0 || forceFinal || tools.length === 0) {
+        const round = await this.callUpstream(chat, { promptTokens, forceFinal }, sink, abort);
+        if (round.toolCalls.length === 0 || forceFinal || chat.tools.length === 0) {
           finishReason = round.finishReason === 'length' ? 'length' : 'stop';
           break;
         }
-
-        toolRounds++;
-        const assistant: UpstreamMessage = { role: 'assistant', content: round.text || null, tool_calls: round.toolCalls };
-        messages.push(assistant);
-        promptChars += messageChars(assistant);
-        sink.toolsRunning(round.toolCalls.map((c) => c.function.name));
-        const results = await runToolRound(round.toolCalls, {
-          round: toolRounds,
-          runner: this.deps.tools,
-          concurrency: config.chat.toolConcurrency,
-          maxChars: config.chat.toolResultMaxChars,
-          signal: abort.signal,
-        });
-        for (const m of results.messages) {
-          messages.push(m);
-          promptChars += messageChars(m);
-        }
-        trace.push(...results.trace);
+        await this.runTools(chat, round, sink, abort);
       }
-
-      if (estimated) {
-        logger.info({ model: model.id, usage }, 'upstream reported no usage: tokens estimated as ceil(characters / 4)');
-      }
-      const credits = await billing.settle(chatCost(usage));
-      const series = this.seriesOf(model.id);
-      series.rounds.observe(toolRounds);
-      series.promptTokens.inc(usage.prompt_tokens);
-      series.completionTokens.inc(usage.completion_tokens);
-      if (credits) series.credits.inc(credits.charged);
-      return {
-        content,
-        finishReason,
-        usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-        toolTrace: trace,
-        credits,
-        toolRounds,
-      };
+      return await this.finishChat(chat, finishReason);
     } catch (err) {
-      await this.settleAfterFailure(billing, usage, inFlight, abort.reason instanceof ClientCancelled, model.id);
+      await this.settleAfterFailure(chat, abort.reason instanceof ClientCancelled);
       throw abort.aborted ? abort.reason : err;
     } finally {
       clearTimeout(deadline);
     }
+  }
+
+  /** The chat's state before its first call: the preamble added, the tools offered, nothing spent. */
+  private startChat(plan: ChatPlan, sink: ChatSink): ChatRun {
+    const model = plan.model;
+    const tools = plan.toolsEnabled ? this.offer.functionsFor(this.deps.tools.listTools()) : [];
+    const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...plan.messages];
+    return {
+      plan,
+      client: this.deps.upstreams.get(model.id)!,
+      billing: this.deps.charger.begin(plan.wallet),
+      tools,
+      maxOut: Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens, OUTPUT_TOKEN_CEILING),
+      messages,
+      tally: new TokenTally(tools.length ? this.offer.jsonLength : 0, messages),
+      answer: new AnswerText((text) => sink.content(text)),
+      trace: [],
+      toolRounds: 0,
+      accepted: false,
+    };
+  }
+
+  /** One streamed upstream call; its visible text goes to the answer as it arrives. */
+  private async callUpstream(
+    chat: ChatRun,
+    call: { promptTokens: number; forceFinal: boolean },
+    sink: ChatSink,
+    abort: ChatAbort,
+  ): Promise<AssembledRound> {
+    const modelId = chat.plan.model.id;
+    chat.answer.newCall();
+    const reasoningFirst = sink.live === false || this.reasoningInPrompt.has(modelId);
+    const assembler = new StreamAssembler(chat.answer.push, { modelId, reasoningFirst });
+    chat.inFlight = { assembler, promptTokens: call.promptTokens };
+    const { tools } = chat;
+    let sawDone = false;
+    await chat.client.streamChat(
+      {
+        messages: chat.messages,
+        max_tokens: chat.maxOut,
+        ...chat.plan.sampling,
+        ...(tools.length ? { tools, tool_choice: call.forceFinal ? 'none' : 'auto' } : {}),
+      },
+      {
+        abort,
+        onData: (data) => assembler.push(data),
+        onDone: () => (sawDone = true),
+        drained: sink.drained,
+        // Accepted once the first upstream call answered 2xx: until then every refusal (402,
+        // 503, the upstream's own 4xx) is still a plain HTTP error, and after it the stream's
+        // keep-alives cover however long the model thinks or the tools run.
+        onResponse: chat.accepted
+          ? undefined
+          : () => {
+              chat.accepted = true;
+              sink.accepted();
+            },
+      },
+    );
+    // Neither a finish_reason nor [DONE]: the stream broke off (Ollama ends it so on an error).
+    if (!sawDone && assembler.endedWith === undefined) throw upstreamStreamCutOff(modelId);
+    if (assembler.endedWith === 'abort') throw upstreamAborted(modelId);
+    const round = assembler.finish();
+    chat.inFlight = undefined;
+    if (assembler.sawBareClose) this.reasoningInPrompt.add(modelId);
+    chat.tally.addCall(round, call.promptTokens);
+    return round;
+  }
+
+  /** Run the round's tool calls and add the assistant's turn and their results to the conversation. */
+  private async runTools(chat: ChatRun, round: AssembledRound, sink: ChatSink, abort: ChatAbort): Promise<void> {
+    const { config } = this.deps;
+    chat.toolRounds++;
+    const assistant: UpstreamMessage = { role: 'assistant', content: round.text || null, tool_calls: round.toolCalls };
+    this.addMessage(chat, assistant);
+    sink.toolsRunning(round.toolCalls.map((c) => c.function.name));
+    const results = await runToolRound(round.toolCalls, {
+      round: chat.toolRounds,
+      runner: this.deps.tools,
+      concurrency: config.chat.toolConcurrency,
+      maxChars: config.chat.toolResultMaxChars,
+      signal: abort.signal,
+    });
+    for (const m of results.messages) this.addMessage(chat, m);
+    chat.trace.push(...results.trace);
+  }
+
+  private addMessage(chat: ChatRun, m: UpstreamMessage): void {
+    chat.messages.push(m);
+    chat.tally.addMessage(m);
+  }
+
+  /** The loop ended with an answer: settle its cost and count it. */
+  private async finishChat(chat: ChatRun, finishReason: FinishReason): Promise<ChatOutcome> {
+    const modelId = chat.plan.model.id;
+    const { usage } = chat.tally;
+    if (chat.tally.estimated) {
+      this.deps.logger.info({ model: modelId, usage }, 'upstream reported no usage: tokens estimated as ceil(characters / 4)');
+    }
+    const credits = await chat.billing.settle(chatCost(usage));
+    const series = this.seriesOf(modelId);
+    series.rounds.observe(chat.toolRounds);
+    series.promptTokens.inc(usage.prompt_tokens);
+    series.completionTokens.inc(usage.completion_tokens);
+    if (credits) series.credits.inc(credits.charged);
+    return {
+      content: chat.answer.text,
+      finishReason,
+      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      toolTrace: chat.trace,
+      credits,
+      toolRounds: chat.toolRounds,
+    };
   }
 
   /** A model's chat metrics as child handles, made once per model rather than per request. */
@@ -304,25 +334,14 @@ export class ChatOrchestrator {
    * failure the streamed answer ends with what it had (the error chunk follows at once), just as
    * the non-streaming one carries no content.
    */
-  private async settleAfterFailure(
-    billing: Charge,
-    usage: { prompt_tokens: number; completion_tokens: number },
-    inFlight: { assembler: StreamAssembler; promptTokens: number } | undefined,
-    cancelled: boolean,
-    modelId: string,
-  ): Promise<void> {
-    const consumed = { ...usage };
-    if (inFlight) {
-      const partial = inFlight.assembler.abandon();
-      if (cancelled || partial.producedChars > 0) {
-        consumed.prompt_tokens += partial.usage?.prompt_tokens ?? inFlight.promptTokens;
-        consumed.completion_tokens += partial.usage?.completion_tokens ?? estimateTokens(partial.producedChars);
-      }
-    }
+  private async settleAfterFailure(chat: ChatRun, cancelled: boolean): Promise<void> {
+    const modelId = chat.plan.model.id;
+    const { inFlight } = chat;
+    const consumed = chat.tally.consumedWith(inFlight?.assembler.abandon(), inFlight?.promptTokens ?? 0, cancelled);
     try {
-      if (consumed.prompt_tokens + consumed.completion_tokens === 0) await billing.release();
+      if (consumed.prompt_tokens + consumed.completion_tokens === 0) await chat.billing.release();
       else {
-        const credits = await billing.settle(chatCost(consumed));
+        const credits = await chat.billing.settle(chatCost(consumed));
         if (credits) this.seriesOf(modelId).credits.inc(credits.charged);
       }
     } catch (err) {
@@ -330,17 +349,4 @@ export class ChatOrchestrator {
       this.deps.logger.error({ err, model: modelId }, 'settling a failed chat failed');
     }
   }
-}
-
-/** Tokens from characters when the upstream reports none: ceil(chars / 4). */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
-function messageChars(m: UpstreamMessage): number {
-  let chars = MESSAGE_OVERHEAD_CHARS + (m.content?.length ?? 0);
-  if (m.role === 'assistant' && m.tool_calls) {
-    for (const c of m.tool_calls) chars += MESSAGE_OVERHEAD_CHARS + c.function.name.length + c.function.arguments.length;
-  }
-  return chars;
 }

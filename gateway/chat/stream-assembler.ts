@@ -13,7 +13,7 @@
  *   const round = assembler.finish() // { text: 'Hi', toolCalls: [], usage: undefined, ... }
  */
 import { ThinkFilter } from './think-filter.js';
-import { upstreamBadGateway, upstreamMessageFrom } from './upstream-errors.js';
+import { upstreamBadGateway, upstreamStreamError } from './upstream-errors.js';
 import type { UpstreamToolCall } from './chat-types.js';
 
 export interface StreamAssemblerOptions {
@@ -49,7 +49,9 @@ type Json = Record<string, unknown>;
 
 export class StreamAssembler {
   private readonly filter: ThinkFilter;
-  private readonly calls = new Map<number, PartialCall>();
+  /** Every call in the order it began; `byIndex` points at the latest call of each `index`. */
+  private readonly calls: Array<PartialCall & { index: number }> = [];
+  private readonly byIndex = new Map<number, PartialCall>();
   private readonly modelId: string;
   private readonly maxChars: number;
   private text = '';
@@ -67,6 +69,11 @@ export class StreamAssembler {
     this.modelId = options.modelId;
     this.maxChars = options.maxChars ?? MAX_ASSEMBLED_CHARS;
     this.filter = new ThinkFilter(options.reasoningFirst);
+  }
+
+  /** The `finish_reason` the call ended with, once a chunk carried one. */
+  get endedWith(): string | undefined {
+    return this.finishReason;
   }
 
   /** A `</think>` closed a block the call never opened (see ThinkFilter). */
@@ -87,7 +94,7 @@ export class StreamAssembler {
     }
     if (!isObject(chunk)) return;
     if (chunk.error !== undefined && chunk.error !== null) {
-      throw upstreamBadGateway(this.modelId, `it sent an error in the stream: ${upstreamMessageFrom(data)}`);
+      throw upstreamStreamError(this.modelId, data);
     }
     const usage = chunk.usage;
     if (isObject(usage) && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') {
@@ -122,13 +129,19 @@ export class StreamAssembler {
 
   private takeToolCall(call: Json, position: number): void {
     const index = typeof call.index === 'number' ? call.index : position;
-    let partial = this.calls.get(index);
-    if (!partial) {
-      partial = { id: '', name: '', arguments: '' };
-      this.calls.set(index, partial);
-    }
-    if (typeof call.id === 'string' && call.id) partial.id = call.id;
     const fn = call.function;
+    const id = typeof call.id === 'string' ? call.id : '';
+    let partial = this.byIndex.get(index);
+    // A new id with a name at an index already in use begins another call: SGLang and vLLM have
+    // numbered every parallel call 0 (InternLM/lmdeploy#3412); a repeated id is the same call.
+    const another = partial !== undefined && id !== '' && partial.id !== '' && id !== partial.id && isObject(fn) && !!fn.name;
+    if (!partial || another) {
+      partial = { id: '', name: '', arguments: '' };
+      this.calls.push({ ...partial, index });
+      partial = this.calls[this.calls.length - 1];
+      this.byIndex.set(index, partial);
+    }
+    if (id) partial.id = id;
     if (isObject(fn)) {
       // A name arrives once (vLLM), repeated in every delta (some servers), or in pieces.
       if (typeof fn.name === 'string' && fn.name && fn.name !== partial.name) partial.name += fn.name;
@@ -174,12 +187,13 @@ export class StreamAssembler {
   private round(): AssembledRound {
     const toolCalls: UpstreamToolCall[] = [];
     let callChars = 0;
-    for (const index of [...this.calls.keys()].sort((a, b) => a - b)) {
-      const call = this.calls.get(index)!;
+    // By index, and in the order they began within one index (a stable sort keeps that order).
+    const ordered = [...this.calls].sort((a, b) => a.index - b.index);
+    for (const call of ordered) {
       callChars += call.name.length + call.arguments.length;
       if (!call.name) continue; // a fragment without a function name cannot be run
       toolCalls.push({
-        id: call.id || `call_${index}`,
+        id: call.id || `call_${call.index}`, // two calls share an index only when both have ids
         type: 'function',
         function: { name: call.name, arguments: call.arguments },
       });

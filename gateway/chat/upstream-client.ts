@@ -15,10 +15,10 @@ import type { ModelConfig } from '../config.js';
 import { shouldRetry, retryDelayMs } from './retry-policy.js';
 import {
   upstreamBadGateway,
-  upstreamMessageFrom,
-  upstreamRejected,
+  upstreamConnectionError,
+  upstreamStatusError,
+  upstreamStreamError,
   upstreamTimeout,
-  upstreamUnavailable,
 } from './upstream-errors.js';
 import type { UpstreamMessage, FunctionTool } from './chat-types.js';
 import type { ChatAbort } from './chat-abort.js';
@@ -45,6 +45,8 @@ export interface StreamChatOptions {
   abort: ChatAbort;
   /** Called with the `data` of each SSE event except `[DONE]`, in order; a throw fails the call. */
   onData(data: string): void;
+  /** Called at `data: [DONE]`: the stream ended as the protocol says, not cut off. */
+  onDone?(): void;
   /**
    * Backpressure from whoever receives the content: a promise while the client's connection is
    * full (reading pauses until it settles), undefined otherwise.
@@ -126,7 +128,8 @@ export class UpstreamClient {
         this.lastTools = tools;
         this.lastToolsJson = JSON.stringify(tools);
       }
-      body += `,"tools":${this.lastToolsJson}`;
+      // llama.cpp parses one call per reply unless asked (its default is false; OpenAI's, vLLM's true).
+      body += `,"tools":${this.lastToolsJson},"parallel_tool_calls":true`;
     }
     return `${body}}`;
   }
@@ -175,6 +178,12 @@ export class UpstreamClient {
         const parser = createParser({
           onEvent: (event) => {
             if (event.data !== '[DONE]') options.onData(event.data);
+            else options.onDone?.();
+          },
+          // llama.cpp builds before its server-context rewrite send a late error as an `error:`
+          // field, which SSE itself ignores; it is the answer's end, not noise.
+          onError: (err) => {
+            if (err.type === 'unknown-field' && err.field === 'error') throw upstreamStreamError(this.modelId, err.value ?? '');
           },
         });
         stream.on('data', (bytes: Buffer) => {
@@ -236,7 +245,9 @@ export class UpstreamClient {
       } catch (err) {
         if (abort.aborted) throw fail(err, 'request');
         const errorCode = codeOf(err);
-        if (errorCode === 'UND_ERR_HEADERS_TIMEOUT') throw upstreamTimeout(this.modelId, this.timeoutMs);
+        const failure = upstreamConnectionError(this.modelId, errorCode, this.timeoutMs);
+        // A headers timeout already waited the model's whole timeout and proves the upstream reachable.
+        if (failure.code === 'upstream_timeout') throw failure;
         if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, errorCode })) {
           await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs }), abort).catch((e: unknown) => {
             throw fail(e, 'waiting to retry');
@@ -244,7 +255,7 @@ export class UpstreamClient {
           continue;
         }
         this.options.onReachable?.(false);
-        throw upstreamUnavailable(this.modelId, errorCode ? `connection failed: ${errorCode}` : 'connection failed');
+        throw failure;
       }
       this.options.onReachable?.(true);
       if (response.statusCode >= 200 && response.statusCode < 300) return response;
@@ -262,12 +273,7 @@ export class UpstreamClient {
         );
         continue;
       }
-      const message = upstreamMessageFrom(text);
-      if (status === 401 || status === 403) throw upstreamBadGateway(this.modelId, `it refused the gateway's credentials (HTTP ${status})`);
-      if (status === 429) throw upstreamUnavailable(this.modelId, 'rate limited');
-      if (status === 503) throw upstreamUnavailable(this.modelId, `HTTP 503: ${message}`);
-      if (status >= 400 && status < 500) throw upstreamRejected(this.modelId, status, message);
-      throw upstreamBadGateway(this.modelId, `HTTP ${status}: ${message}`);
+      throw upstreamStatusError(this.modelId, status, text);
     }
   }
 

@@ -44,6 +44,61 @@ export function upstreamBadGateway(modelId: string, reason: string): GatewayErro
   });
 }
 
+/**
+ * The upstream answered a non-2xx status the retry rule gave up on (or never retries): which
+ * GatewayError the client sees. Pure, so the mapping is tested with a table.
+ *
+ * @example
+ *   upstreamStatusError('svc-32b-conductor', 400, '{"error":{"message":"too long"}}') // 400 upstream_invalid_request
+ *   upstreamStatusError('svc-32b-conductor', 401, '') // 502 upstream_error, the body not relayed
+ */
+export function upstreamStatusError(modelId: string, status: number, bodyText: string): GatewayError {
+  // Our credentials are wrong: the client cannot fix that, and the upstream's reason stays here.
+  if (status === 401 || status === 403) return upstreamBadGateway(modelId, `it refused the gateway's credentials (HTTP ${status})`);
+  if (status === 429) return upstreamUnavailable(modelId, 'rate limited');
+  const message = upstreamMessageFrom(bodyText);
+  if (status === 503) return upstreamUnavailable(modelId, `HTTP 503: ${message}`);
+  if (status >= 400 && status < 500) return upstreamRejected(modelId, status, message);
+  return upstreamBadGateway(modelId, `HTTP ${status}: ${message}`);
+}
+
+/**
+ * No status arrived and the retry rule gave up: the upstream never sent its headers in time
+ * (504), or could not be reached at all (503; health hears of it too).
+ *
+ * @example
+ *   upstreamConnectionError('svc-32b-conductor', 'ECONNREFUSED', 120_000) // 503 "connection failed: ECONNREFUSED"
+ */
+export function upstreamConnectionError(modelId: string, errorCode: string | undefined, timeoutMs: number): GatewayError {
+  if (errorCode === 'UND_ERR_HEADERS_TIMEOUT') return upstreamTimeout(modelId, timeoutMs);
+  return upstreamUnavailable(modelId, errorCode ? `connection failed: ${errorCode}` : 'connection failed');
+}
+
+/**
+ * 502: the upstream reported an error inside a stream it had begun with 200 — as a `data:` event
+ * with an `error` member (vLLM, SGLang, llama.cpp, OpenAI) or as an `error:` SSE field (llama.cpp
+ * builds before its server-context rewrite). `body` is the error's JSON text.
+ */
+export function upstreamStreamError(modelId: string, body: string): GatewayError {
+  return upstreamBadGateway(modelId, `it sent an error in the stream: ${upstreamMessageFrom(body)}`);
+}
+
+/**
+ * 502: the stream stopped with neither a `finish_reason` nor `data: [DONE]` — cut off. Ollama ends
+ * its stream this way when generation fails part-way (the error itself never reaches the client).
+ */
+export function upstreamStreamCutOff(modelId: string): GatewayError {
+  return upstreamBadGateway(modelId, 'the stream ended before the answer was complete (no finish_reason, no [DONE])');
+}
+
+/**
+ * 502: the upstream ended the answer with `finish_reason: "abort"` — SGLang's graceful abort (an
+ * /abort_request or a session cleanup), which streams like a normal end but leaves the answer cut.
+ */
+export function upstreamAborted(modelId: string): GatewayError {
+  return upstreamBadGateway(modelId, 'it aborted the generation (finish_reason "abort")');
+}
+
 /** 504: the whole chat ran past `chat.deadlineMs`. */
 export function chatDeadlineExceeded(deadlineMs: number): GatewayError {
   return new GatewayError({

@@ -49,7 +49,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
 }
 
 /** A JSON answer needs no progress: the outcome carries the whole content. */
-const COLLECT_ONLY: ChatSink = { accepted() {}, content() {}, toolsRunning() {}, drained: () => undefined };
+const COLLECT_ONLY: ChatSink = { accepted() {}, content() {}, toolsRunning() {}, drained: () => undefined, live: false };
 
 async function jsonAnswer(
   ctx: Context,

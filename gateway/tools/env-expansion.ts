@@ -1,8 +1,9 @@
 /**
  * `${VAR}` and `${VAR:-default}` in a tool server's `env`, `args`, `url` and `headers`, filled
- * from the gateway's environment. An entry whose variable is unset or empty and has no default is
- * left out entirely (an env var, a header, an argument), so a server sees "not configured" rather
- * than an empty string it might send to a provider.
+ * from the gateway's environment, plus the `envPassthrough` prefixes that forward a whole family
+ * of variables (`RPC_URL_<CHAIN>`) without naming each. An entry whose variable is unset or empty
+ * and has no default is left out entirely (an env var, a header, an argument), so a server sees
+ * "not configured" rather than an empty string it might send to a provider.
  */
 import type { Env } from '../config.js';
 
@@ -57,17 +58,20 @@ export function expandArgs(args: string[], env: Env): string[] {
 }
 
 /**
- * The whole environment a stdio server is spawned with: its configured env (expanded) plus
- * PATH, HOME and NODE_V8_COVERAGE from the gateway — never the gateway's other variables.
+ * The whole environment a stdio server is spawned with: PATH, HOME and NODE_V8_COVERAGE from the
+ * gateway, every gateway variable whose name starts with one of `passthrough` (non-empty ones),
+ * then its configured env (expanded), which wins over both. Nothing else of the gateway's.
  *
  * @example
  *   childEnv({ BRAVE_API_KEY: '${BRAVE_API_KEY}' }, process.env)
+ *   childEnv({ RPC_TIMEOUT_MS: '${RPC_TIMEOUT_MS}' }, process.env, ['RPC_URL_', 'TOKENS_'])
  */
-export function childEnv(configured: Record<string, string>, gatewayEnv: Env): Record<string, string> {
+export function childEnv(configured: Record<string, string>, gatewayEnv: Env, passthrough: readonly string[] = []): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of INHERITED_ENV_VARS) {
-    const value = gatewayEnv[name];
-    if (value !== undefined && value !== '') env[name] = value;
+  const inherited: readonly string[] = INHERITED_ENV_VARS;
+  for (const [name, value] of Object.entries(gatewayEnv)) {
+    if (value === undefined || value === '') continue;
+    if (inherited.includes(name) || passthrough.some((prefix) => name.startsWith(prefix))) env[name] = value;
   }
   return { ...env, ...expandRecord(configured, gatewayEnv) };
 }

@@ -14,6 +14,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Env, McpServerConfig } from '../config.js';
+import type { GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { ChildProcessTransport } from './child-process-transport.js';
 import { childEnv, expandArgs, expandRecord, expandValue } from './env-expansion.js';
@@ -47,7 +48,7 @@ export type ResolvedServer =
  *
  * @example
  *   resolveServer({ command: 'node', args: ['a.js'], env: { KEY: '${KEY}' }, ... }, process.env)
- *   // { kind: 'stdio', command: 'node', args: ['a.js'], env: { PATH, HOME, KEY } }
+ *   // { kind: 'stdio', command: 'node', args: ['a.js'], env: { PATH, HOME, KEY, …envPassthrough matches } }
  */
 export function resolveServer(name: string, config: McpServerConfig, env: Env): ResolvedServer {
   if ('command' in config) {
@@ -55,7 +56,7 @@ export function resolveServer(name: string, config: McpServerConfig, env: Env): 
       kind: 'stdio',
       command: expandValue(config.command, env) ?? config.command,
       args: expandArgs(config.args, env),
-      env: childEnv(config.env, env),
+      env: childEnv(config.env, env, config.envPassthrough),
       ...(config.cwd ? { cwd: config.cwd } : {}),
     };
   }
@@ -139,14 +140,22 @@ export class ServerSupervisor {
         this.handleDisconnect(this.generation, { kind: 'unreachable', message: describe(err) });
         throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
       }
-      throw fromMcpFailure(err, {
-        tool: publicName,
-        server: this.name,
-        timeoutMs: this.config.timeoutMs,
-        cancelled,
-        retryAfterSeconds: this.retryAfterSeconds(),
-      });
+      throw this.failure(err, publicName, signal);
     }
+  }
+
+  /**
+   * A failed call to this server as a GatewayError, through `fromMcpFailure` with this server's real
+   * timeout and restart time; a GatewayError passes unchanged.
+   */
+  failure(err: unknown, publicName: string, signal?: AbortSignal): GatewayError {
+    return fromMcpFailure(err, {
+      tool: publicName,
+      server: this.name,
+      timeoutMs: this.config.timeoutMs,
+      cancelled: signal?.aborted ?? false,
+      retryAfterSeconds: this.retryAfterSeconds(),
+    });
   }
 
   /** Stop for good: no more restarts, the child is ended (stdin, SIGTERM, SIGKILL). */

@@ -12,7 +12,7 @@ import { LIST_TOOLS_NAME, listToolsInfo, runListTools } from './list-tools-built
 import { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy.js';
 import { publicFault, type ServerFault } from './server-fault.js';
 import { ServerSupervisor, type ServerStatus } from './server-supervisor.js';
-import { fromMcpFailure, fromToolErrorResult, toolCallCancelled, toolNotFound } from './tool-errors.js';
+import { fromToolErrorResult, toolCallCancelled, toolNotFound } from './tool-errors.js';
 import { buildRegistry, buildRegistryLenient, paramNames, type RegisteredTool, type ServerTools } from './tool-registry.js';
 import { ToolSchemas } from './tool-schemas.js';
 import type { CallToolOptions, ToolInfo, ToolRunner } from './types.js';
@@ -125,25 +125,35 @@ export class ToolHost implements ToolRunner {
     try {
       if (options.signal?.aborted) throw toolCallCancelled(name);
       if (name === LIST_TOOLS_NAME) return runListTools(args, this.available);
-      if (!entry) throw toolNotFound(name);
-      const supervisor = this.supervisors.get(entry.server);
-      if (!supervisor) throw toolNotFound(name);
-      this.schemas.checkArguments(entry.tool, args);
-      const result = await supervisor.callTool(name, entry.toolName, args, options.signal);
-      if (result.isError) throw fromToolErrorResult(name, result);
-      this.schemas.checkResult(name, entry.tool, result);
-      return resultValue(result);
+      const supervisor = entry && this.supervisors.get(entry.server);
+      if (!entry || !supervisor) throw toolNotFound(name);
+      return await this.callOn(supervisor, entry, name, args, options.signal);
     } catch (err) {
-      const error =
-        err instanceof GatewayError
-          ? err
-          : fromMcpFailure(err, { tool: name, server: entry?.server ?? '', timeoutMs: 0, cancelled: false, retryAfterSeconds: 1 });
-      outcome = error.code;
-      throw error;
+      outcome = err instanceof GatewayError ? err.code : 'tool_error';
+      throw err;
     } finally {
       const seconds = (performance.now() - started) / 1000;
       this.options.metrics?.toolCalls.inc({ tool: label, outcome });
       this.options.metrics?.toolDuration.observe({ tool: label, outcome }, seconds);
+    }
+  }
+
+  /** Check, run and check again one call on its server; any failure is a GatewayError by the server's converter. */
+  private async callOn(
+    supervisor: ServerSupervisor,
+    entry: RegisteredTool,
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    try {
+      this.schemas.checkArguments(entry.tool, args);
+      const result = await supervisor.callTool(name, entry.toolName, args, signal);
+      if (result.isError) throw fromToolErrorResult(name, result);
+      this.schemas.checkResult(name, entry.tool, result);
+      return resultValue(result);
+    } catch (err) {
+      throw supervisor.failure(err, name, signal);
     }
   }
 

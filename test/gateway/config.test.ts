@@ -104,6 +104,9 @@ test('limits come from the file', () => {
   assert.equal(config.limits.chatConcurrencyTotal, 3);
 });
 
+const PREFIX_RULE = 'a variable-name prefix such as "RPC_URL_" (A-Z, 0-9, _)';
+const withOnchain = (entry: Record<string, unknown>) => ({ ...fileJson(), mcpServers: { onchain: { command: 'node', ...entry } } });
+
 test('bad values throw a ConfigError naming the field', () => {
   const cases: Array<[unknown, Record<string, string>, string]> = [
     [fileJson(), { PORT: 'abc' }, 'config: PORT must be a whole number, got "abc"'],
@@ -118,6 +121,14 @@ test('bad values throw a ConfigError naming the field', () => {
     [{ ...fileJson(), limits: { perIp: { points: 0, durationSec: 60 } } }, {}, 'config: limits.perIp.points: Too small: expected number to be >0'],
     [fileJson(), { PUBLIC_URL: 'ftp://gw.example' }, 'config: server.publicUrl: must be an http:// or https:// URL'],
     [fileJson(), { PUBLIC_URL: 'javascript:alert(1)' }, 'config: server.publicUrl: must be an http:// or https:// URL'],
+    [withOnchain({ envPassthrough: [''] }), {}, `config: mcpServers.onchain.envPassthrough.0: ${PREFIX_RULE}`],
+    [withOnchain({ envPassthrough: ['RPC_URL_', 'rpc_'] }), {}, `config: mcpServers.onchain.envPassthrough.1: ${PREFIX_RULE}`],
+    [withOnchain({ envPassthrough: ['1ST_'] }), {}, `config: mcpServers.onchain.envPassthrough.0: ${PREFIX_RULE}`],
+    [
+      { ...fileJson(), mcpServers: { r: { url: 'https://tools.example/mcp', envPassthrough: ['A_'] } } },
+      {},
+      'config: mcpServers.r: Unrecognized key: "envPassthrough"',
+    ],
   ];
   for (const [json, env, message] of cases) {
     assert.throws(

@@ -8,3 +8,4 @@ export { httpRequest, httpJson, HttpFailure, HttpStatusError, type HttpRequestOp
 export { firstAvailable, describeFailure, type Provider, type FallbackResult } from './provider-fallback.js';
 export { untilAborted } from './until-aborted.js';
 export { charsetOf, decodeText } from './text-decoding.js';
+export { parseServerEnv, envUrl, envInt, envFlag, envNameList, type ServerEnv } from './server-env.js';

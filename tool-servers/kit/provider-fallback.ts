@@ -3,17 +3,27 @@ import { HttpFailure, HttpStatusError } from './http-client.js';
 import { untilAborted } from './until-aborted.js';
 
 /**
- * One outside provider a tool can ask. `available` is false when its key is not configured
- * (it is then skipped and the failure list says so). `run` returns the provider's answer, or
- * throws; an answer `isEmpty` judges empty counts as a failure and the next provider is tried.
+ * One outside provider a tool can ask: a backend implements this directly. `available` is false
+ * when its key is not configured, `unsupported` names a request it cannot answer (a currency it
+ * does not quote); either way it is skipped and the failure list says why. `run` answers
+ * `request`, or throws; an answer `isEmpty` judges empty counts as a failure and the next
+ * provider is tried.
+ *
+ * @example
+ *   const brave: Provider<SearchHit[], SearchRequest> = { name: 'brave', available: Boolean(key), run: (signal, { query }) => … }
  */
-export interface Provider<T> {
+export interface Provider<T, Request = undefined> {
   name: string;
   available?: boolean;
   /** Why it is unavailable, e.g. "no BRAVE_API_KEY". */
   unavailableReason?: string;
-  run(signal: AbortSignal): Promise<T>;
+  /** Why it cannot answer this request, or undefined when it can. */
+  unsupported?(request: Request): string | undefined;
+  run(signal: AbortSignal, request: Request): Promise<T>;
 }
+
+/** What every provider of a chain is asked; a chain of providers that take no request needs none. */
+type FallbackRequest<Request> = undefined extends Request ? { request?: Request } : { request: Request };
 
 export interface FallbackOptions<T> {
   signal: AbortSignal;
@@ -49,9 +59,12 @@ export interface FallbackResult<T> {
  * deadline), never URLs or keys. When every provider that answered said "empty", throws `not_found`.
  *
  * @example
- *   const { provider, value } = await firstAvailable([brave, tavily, ddg], { signal, isEmpty: (r) => r.length === 0, deadlineMs: 20_000 })
+ *   const { provider, value } = await firstAvailable([brave, tavily, ddg], { signal, request: { query: 'koa', count: 5 } })
  */
-export async function firstAvailable<T>(providers: Provider<T>[], options: FallbackOptions<T>): Promise<FallbackResult<T>> {
+export async function firstAvailable<T, Request = undefined>(
+  providers: Provider<T, Request>[],
+  options: FallbackOptions<T> & FallbackRequest<Request>,
+): Promise<FallbackResult<T>> {
   // A timer of our own rather than AbortSignal.timeout: that one is unref'd, and a chain waiting
   // only on it (a provider that ignores its signal) would let a bare process exit mid-call.
   const deadline = options.deadlineMs === undefined ? undefined : new AbortController();
@@ -64,14 +77,21 @@ export async function firstAvailable<T>(providers: Provider<T>[], options: Fallb
   }
 }
 
-async function askInTurn<T>(providers: Provider<T>[], options: FallbackOptions<T>, signal: AbortSignal, deadline: AbortSignal | undefined): Promise<FallbackResult<T>> {
+async function askInTurn<T, Request>(
+  providers: Provider<T, Request>[],
+  options: FallbackOptions<T> & { request?: Request },
+  signal: AbortSignal,
+  deadline: AbortSignal | undefined,
+): Promise<FallbackResult<T>> {
+  const request = options.request as Request;
   const failures: string[] = [];
   let emptyCount = 0;
   let answered = 0;
   let notFound: unknown;
   for (const provider of providers) {
-    if (provider.available === false) {
-      failures.push(`${provider.name}: skipped (${provider.unavailableReason ?? 'not configured'})`);
+    const skipped = provider.available === false ? (provider.unavailableReason ?? 'not configured') : provider.unsupported?.(request);
+    if (skipped !== undefined) {
+      failures.push(`${provider.name}: skipped (${skipped})`);
       continue;
     }
     if (options.signal.aborted) throw new ToolError('timeout', 'The call was cancelled.');
@@ -82,7 +102,7 @@ async function askInTurn<T>(providers: Provider<T>[], options: FallbackOptions<T
     answered++;
     try {
       // untilAborted: a provider that ignores its signal must not hold the chain past the deadline.
-      const value = await untilAborted(provider.run(signal), signal);
+      const value = await untilAborted(provider.run(signal, request), signal);
       if (options.isEmpty?.(value)) {
         emptyCount++;
         failures.push(`${provider.name}: no results`);

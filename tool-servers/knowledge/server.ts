@@ -3,7 +3,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { createServer, type Logger } from '../kit/index.js';
 import { loadCorpus } from './corpus.js';
 import { createKnowledgeIndex } from './knowledge-index.js';
-import { knowledgeSearchTool } from './knowledge-search.js';
+import { knowledgeSearchTool } from './tools/knowledge-search.js';
 
 export interface KnowledgeServerOptions {
   env: Record<string, string | undefined>;

@@ -7,9 +7,9 @@ import { createDefiLlamaSource } from './prices/defillama.js';
 import { createBinanceSource } from './prices/binance.js';
 import { createCoinCapSource } from './prices/coincap.js';
 import type { PriceSource } from './prices/types.js';
-import { createGetCryptoPriceTool } from './tools/get-crypto-price.js';
-import { createGetWeatherTool } from './tools/get-weather.js';
-import { createGetTimeTool } from './tools/get-time.js';
+import { getCryptoPriceTool } from './tools/get-crypto-price.js';
+import { getWeatherTool } from './tools/get-weather.js';
+import { getTimeTool } from './tools/get-time.js';
 
 export interface UtilityServerOptions {
   env: Record<string, string | undefined>;
@@ -40,9 +40,13 @@ export function createUtilityServer(options: UtilityServerOptions): Server {
     version: '0.1.0',
     logger: options.logger,
     tools: [
-      createGetCryptoPriceTool({ prices }),
-      createGetWeatherTool({ forecastBaseUrl: settings.openMeteoBaseUrl, geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl, timeoutMs: settings.timeoutMs }),
-      createGetTimeTool({ geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl, timeoutMs: settings.timeoutMs, now }),
+      getCryptoPriceTool({ prices }),
+      getWeatherTool({
+        forecastBaseUrl: settings.openMeteoBaseUrl,
+        geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl,
+        timeoutMs: settings.timeoutMs,
+      }),
+      getTimeTool({ geocodingBaseUrl: settings.openMeteoGeocodingBaseUrl, timeoutMs: settings.timeoutMs, now }),
     ],
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { envInt, envUrl, parseServerEnv, type ServerEnv } from '../kit/index.js';
 
 /** Names of the price providers, in the default order they are asked. */
 export const PRICE_PROVIDER_NAMES = ['coingecko', 'defillama', 'binance', 'coincap'] as const;
@@ -44,49 +45,19 @@ const MAX_PRICE_CACHE_TTL_MS = 30_000;
 // spent waiting on it would only delay the failure listing, so keyless CoinCap gets at most this.
 const KEYLESS_COINCAP_TIMEOUT_MS = 2_000;
 
-// An empty value counts as unset.
-const optionalBaseUrl = (name: string) =>
-  z
-    .string()
-    .trim()
-    .optional()
-    .transform((value) => value || undefined)
-    .pipe(z.url({ protocol: /^https?$/, error: `${name} must be an http(s) URL` }).optional())
-    // Paths are appended to the base, so a trailing slash would double up.
-    .transform((value) => value?.replace(/\/+$/, ''));
-
-const baseUrl = (name: string, fallback: string) => optionalBaseUrl(name).transform((value) => value ?? fallback);
-
-const wholeNumber = (name: string, fallback: number, min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .optional()
-    .transform((value, ctx) => {
-      if (!value) return fallback;
-      const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-      if (!(parsed >= min && parsed <= max)) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from ${min} to ${max}, got "${value}"` });
-        return z.NEVER;
-      }
-      return parsed;
-    });
-
 const envSchema = z.object({
-  COINGECKO_BASE_URL: baseUrl('COINGECKO_BASE_URL', DEFAULT_BASE_URLS.coingecko),
-  COINGECKO_API_KEY: z.string().trim().optional().transform((value) => value || undefined),
-  DEFILLAMA_BASE_URL: baseUrl('DEFILLAMA_BASE_URL', DEFAULT_BASE_URLS.defillama),
-  BINANCE_BASE_URL: baseUrl('BINANCE_BASE_URL', DEFAULT_BASE_URLS.binance),
+  COINGECKO_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.coingecko),
+  COINGECKO_API_KEY: z.string().trim().optional(),
+  DEFILLAMA_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.defillama),
+  BINANCE_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.binance),
   // Its default depends on COINCAP_API_KEY, so it is resolved after parsing.
-  COINCAP_BASE_URL: optionalBaseUrl('COINCAP_BASE_URL'),
-  COINCAP_API_KEY: z.string().trim().optional().transform((value) => value || undefined),
-  OPEN_METEO_BASE_URL: baseUrl('OPEN_METEO_BASE_URL', DEFAULT_BASE_URLS.openMeteo),
-  OPEN_METEO_GEOCODING_BASE_URL: baseUrl('OPEN_METEO_GEOCODING_BASE_URL', DEFAULT_BASE_URLS.openMeteoGeocoding),
+  COINCAP_BASE_URL: envUrl().optional(),
+  COINCAP_API_KEY: z.string().trim().optional(),
+  OPEN_METEO_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.openMeteo),
+  OPEN_METEO_GEOCODING_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.openMeteoGeocoding),
   PRICE_PROVIDERS: z
     .string()
-    .optional()
     .transform((value, ctx) => {
-      if (!value?.trim()) return [...PRICE_PROVIDER_NAMES];
       const names = value.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
       const unknown = names.filter((name) => !(PRICE_PROVIDER_NAMES as readonly string[]).includes(name));
       if (unknown.length > 0 || names.length === 0) {
@@ -94,12 +65,13 @@ const envSchema = z.object({
         return z.NEVER;
       }
       return [...new Set(names)] as PriceProviderName[];
-    }),
+    })
+    .default([...PRICE_PROVIDER_NAMES]),
   // Four providers in a row must still finish inside the gateway's per-call tool timeout.
-  UTILITY_TIMEOUT_MS: wholeNumber('UTILITY_TIMEOUT_MS', 5_000, 50, 60_000),
+  UTILITY_TIMEOUT_MS: envInt({ min: 50, max: 60_000 }).default(5_000),
   // The gateway gives a tool call 30 s: the chain must end (and list what each provider said) before.
-  PRICE_FALLBACK_DEADLINE_MS: wholeNumber('PRICE_FALLBACK_DEADLINE_MS', 20_000, 50, 120_000),
-  PRICE_CACHE_TTL_MS: wholeNumber('PRICE_CACHE_TTL_MS', MAX_PRICE_CACHE_TTL_MS, 0, MAX_PRICE_CACHE_TTL_MS),
+  PRICE_FALLBACK_DEADLINE_MS: envInt({ min: 50, max: 120_000 }).default(20_000),
+  PRICE_CACHE_TTL_MS: envInt({ min: 0, max: MAX_PRICE_CACHE_TTL_MS }).default(MAX_PRICE_CACHE_TTL_MS),
 });
 
 /**
@@ -110,13 +82,8 @@ const envSchema = z.object({
  * @example
  *   readUtilitySettings({ COINGECKO_BASE_URL: 'http://127.0.0.1:4010', PRICE_PROVIDERS: 'coingecko,binance' })
  */
-export function readUtilitySettings(env: Record<string, string | undefined>): UtilitySettings {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`utility: ${issue.message}`);
-  }
-  const e = parsed.data;
+export function readUtilitySettings(env: ServerEnv): UtilitySettings {
+  const e = parseServerEnv('utility', envSchema, env);
   return {
     coingeckoBaseUrl: e.COINGECKO_BASE_URL,
     coingeckoApiKey: e.COINGECKO_API_KEY,

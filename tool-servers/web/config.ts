@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { envNameList, parseServerEnv, type ServerEnv } from '../kit/index.js';
 
 /**
  * Everything the `web` server reads from its environment, parsed once by createWebServer.
@@ -29,18 +30,10 @@ export interface WebConfig {
 const baseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ''));
 const positiveInt = z.coerce.number().int().positive();
 
-/** Parse a comma list of provider names, keeping the operator's order. */
-function providerList<T extends string>(names: readonly T[]) {
-  return z
-    .string()
-    .transform((text) => text.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean))
-    .pipe(z.array(z.enum(names as unknown as [T, ...T[]])).min(1));
-}
-
 const envSchema = z.object({
-  WEB_SEARCH_PROVIDERS: providerList(SEARCH_PROVIDERS).optional(),
-  TWEET_PROVIDERS: providerList(TWEET_PROVIDERS).optional(),
-  MUSIC_PROVIDERS: providerList(MUSIC_PROVIDERS).optional(),
+  WEB_SEARCH_PROVIDERS: envNameList(SEARCH_PROVIDERS).default([...SEARCH_PROVIDERS]),
+  TWEET_PROVIDERS: envNameList(TWEET_PROVIDERS).default([...TWEET_PROVIDERS]),
+  MUSIC_PROVIDERS: envNameList(MUSIC_PROVIDERS).default([...MUSIC_PROVIDERS]),
   BRAVE_BASE_URL: baseUrl.default('https://api.search.brave.com'),
   BRAVE_API_KEY: z.string().optional(),
   TAVILY_BASE_URL: baseUrl.default('https://api.tavily.com'),
@@ -72,23 +65,17 @@ const envSchema = z.object({
 });
 
 /**
- * Read the web server's settings from `env`; a bad value throws naming the variable.
+ * Read the web server's settings from `env`; a bad value throws naming the variable (an empty one
+ * means unset: the tool host may forward `${VAR}` of an unset variable as "").
  *
  * @example
  *   const config = parseWebConfig({ BRAVE_API_KEY: 'k', WEB_SEARCH_PROVIDERS: 'brave,duckduckgo' })
  */
-export function parseWebConfig(env: Record<string, string | undefined>): WebConfig {
-  // An empty variable means "unset" (the tool host may forward `${VAR}` of an unset variable as "").
-  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
-  const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`web server: invalid ${issue.path.join('.')}: ${issue.message}`);
-  }
-  const e = parsed.data;
+export function parseWebConfig(env: ServerEnv): WebConfig {
+  const e = parseServerEnv('web server', envSchema, env);
   return {
     search: {
-      order: e.WEB_SEARCH_PROVIDERS ?? [...SEARCH_PROVIDERS],
+      order: e.WEB_SEARCH_PROVIDERS,
       braveBaseUrl: e.BRAVE_BASE_URL,
       braveApiKey: e.BRAVE_API_KEY,
       tavilyBaseUrl: e.TAVILY_BASE_URL,
@@ -97,14 +84,14 @@ export function parseWebConfig(env: Record<string, string | undefined>): WebConf
       duckduckgoBaseUrl: e.DUCKDUCKGO_BASE_URL,
     },
     tweets: {
-      order: e.TWEET_PROVIDERS ?? [...TWEET_PROVIDERS],
+      order: e.TWEET_PROVIDERS,
       fxtwitterBaseUrl: e.FXTWITTER_BASE_URL,
       syndicationBaseUrl: e.SYNDICATION_BASE_URL,
       xApiBaseUrl: e.X_API_BASE_URL,
       xBearerToken: e.X_BEARER_TOKEN,
     },
     music: {
-      order: e.MUSIC_PROVIDERS ?? [...MUSIC_PROVIDERS],
+      order: e.MUSIC_PROVIDERS,
       itunesBaseUrl: e.ITUNES_BASE_URL,
       deezerBaseUrl: e.DEEZER_BASE_URL,
       musicbrainzBaseUrl: e.MUSICBRAINZ_BASE_URL,

@@ -3,10 +3,10 @@ import { createServer, type Logger } from '../kit/index.js';
 import { parseWebConfig, type MusicProviderName, type SearchProviderName, type TweetProviderName } from './config.js';
 import type { ProviderHttp } from './provider-http.js';
 import type { FallbackChainOptions } from './fallback-chain.js';
-import { createWebSearchTool } from './web-search.js';
-import { createWebExtractTool } from './web-extract.js';
-import { createReadTweetTool } from './read-tweet.js';
-import { createFindMusicTool } from './find-music.js';
+import { webSearchTool } from './tools/web-search.js';
+import { webExtractTool } from './tools/web-extract.js';
+import { readTweetTool } from './tools/read-tweet.js';
+import { findMusicTool } from './tools/find-music.js';
 import { createBraveSearch } from './search/brave.js';
 import { createTavilySearch } from './search/tavily.js';
 import { createSearxngSearch } from './search/searxng.js';
@@ -17,9 +17,9 @@ import { createXApi } from './tweets/x-api.js';
 import { createItunes } from './music/itunes.js';
 import { createDeezer } from './music/deezer.js';
 import { createMusicBrainz } from './music/musicbrainz.js';
-import type { SearchBackend } from './search/types.js';
-import type { TweetBackend } from './tweets/types.js';
-import type { MusicBackend } from './music/types.js';
+import type { SearchProvider } from './search/types.js';
+import type { TweetProvider } from './tweets/types.js';
+import type { MusicProvider } from './music/types.js';
 import type { LookupFn } from './extract/ssrf-guard.js';
 import type { ConnectFn } from './extract/guarded-fetch.js';
 
@@ -43,18 +43,18 @@ export function createWebServer(options: WebServerOptions): Server {
   const http: ProviderHttp = { timeoutMs: config.providerTimeoutMs, maxBytes: config.providerMaxBytes };
   const chain: FallbackChainOptions = { deadlineMs: config.fallbackDeadlineMs, logger: options.logger };
 
-  const searchBackends: Record<SearchProviderName, () => SearchBackend> = {
+  const searchProviders: Record<SearchProviderName, () => SearchProvider> = {
     brave: () => createBraveSearch({ baseUrl: config.search.braveBaseUrl, apiKey: config.search.braveApiKey, http }),
     tavily: () => createTavilySearch({ baseUrl: config.search.tavilyBaseUrl, apiKey: config.search.tavilyApiKey, http }),
     searxng: () => createSearxngSearch({ baseUrl: config.search.searxngBaseUrl, http }),
     duckduckgo: () => createDuckDuckGoSearch({ baseUrl: config.search.duckduckgoBaseUrl, http }),
   };
-  const tweetBackends: Record<TweetProviderName, () => TweetBackend> = {
+  const tweetProviders: Record<TweetProviderName, () => TweetProvider> = {
     fxtwitter: () => createFxTwitter({ baseUrl: config.tweets.fxtwitterBaseUrl, http }),
     syndication: () => createSyndication({ baseUrl: config.tweets.syndicationBaseUrl, http }),
     x: () => createXApi({ baseUrl: config.tweets.xApiBaseUrl, bearerToken: config.tweets.xBearerToken, http }),
   };
-  const musicBackends: Record<MusicProviderName, () => MusicBackend> = {
+  const musicProviders: Record<MusicProviderName, () => MusicProvider> = {
     itunes: () => createItunes({ baseUrl: config.music.itunesBaseUrl, http }),
     deezer: () => createDeezer({ baseUrl: config.music.deezerBaseUrl, http }),
     musicbrainz: () => createMusicBrainz({ baseUrl: config.music.musicbrainzBaseUrl, userAgent: config.music.musicbrainzUserAgent, http }),
@@ -65,10 +65,10 @@ export function createWebServer(options: WebServerOptions): Server {
     version: '0.1.0',
     logger: options.logger,
     tools: [
-      createWebSearchTool(config.search.order.map((name) => searchBackends[name]()), chain),
-      createWebExtractTool({ ...config.extract, lookup: options.lookup, connect: options.connect }),
-      createReadTweetTool(config.tweets.order.map((name) => tweetBackends[name]()), chain),
-      createFindMusicTool(config.music.order.map((name) => musicBackends[name]()), chain),
+      webSearchTool(config.search.order.map((name) => searchProviders[name]()), chain),
+      webExtractTool({ ...config.extract, lookup: options.lookup, connect: options.connect }),
+      readTweetTool(config.tweets.order.map((name) => tweetProviders[name]()), chain),
+      findMusicTool(config.music.order.map((name) => musicProviders[name]()), chain),
     ],
   });
 }

@@ -86,7 +86,7 @@ export async function signedProof(
 }
 
 /** POST /auth/api-keys for `account` with a fresh proof; returns the key. */
-export async function mintVerifiedKey(gateway: TestGateway, account: PrivateKeyAccount, name = 'test'): Promise<string> {
+export async function mintVerifiedKey(gateway: Pick<TestGateway, 'url'>, account: PrivateKeyAccount, name = 'test'): Promise<string> {
   const proof = await signedProof(gateway, account);
   const answer = await call(`${gateway.url}/auth/api-keys`, {
     method: 'POST',

@@ -9,21 +9,22 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type AccountsStore } from '../../../gateway/accounts/store.js';
-import { KeyvLedger } from '../../../gateway/accounts/ledger.js';
+import { openEmbeddedLedger, type EmbeddedLedger } from '../../../gateway/accounts/embedded-ledger.js';
+import { openSqlite, type SqliteConnection } from '../../../gateway/accounts/sqlite-connection.js';
 import { ledgerCharger } from '../../../gateway/accounts/charging.js';
 import { chatCost, creditsToCover } from '../../../gateway/chat/chat-cost.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-billing-'));
-let store: AccountsStore;
+let db: SqliteConnection;
 let now = 1_000_000;
-let ledger: KeyvLedger;
+let ledger: EmbeddedLedger;
 before(async () => {
-  store = await openStore(dir);
-  ledger = new KeyvLedger(store, { reservationTtlMs: 1_000, now: () => now });
+  db = await openSqlite(join(dir, 'ledger.sqlite'));
+  ledger = await openEmbeddedLedger(db, { reservationTtlMs: 1_000, now: () => now });
 });
 after(async () => {
-  await store.close();
+  await ledger.stop();
+  await db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -143,3 +143,23 @@ test('StreamAssembler: content and tool arguments past maxChars fail the call in
   text.push(chunk({ content: 'z'.repeat(100) }));
   assert.throws(() => text.push(chunk({ content: 'z' })), { code: 'upstream_error' });
 });
+
+test('StreamAssembler: a new id with a name at an index in use is another call; a repeated id is the same call', () => {
+  // SGLang of early 2025 numbered every parallel call 0 and repeated the id on each piece (InternLM/lmdeploy#3412).
+  const a = new StreamAssembler(() => {}, { modelId: 'm' });
+  const call = (id: string, fn: Record<string, unknown>) => chunk({ tool_calls: [{ id, index: 0, type: 'function', function: fn }] });
+  a.push(call('0', { name: 'get_time', arguments: '' }));
+  a.push(call('0', { name: null, arguments: '{"timezone": "Asia/Tokyo"}' }));
+  a.push(call('1', { name: 'get_time', arguments: '' }));
+  a.push(call('1', { name: null, arguments: '{"timezone": "UTC"}' }));
+  assert.equal(a.endedWith, undefined);
+  a.push(chunk({}, 'tool_calls'));
+  assert.equal(a.endedWith, 'tool_calls');
+  assert.deepEqual(
+    a.finish().toolCalls.map((c) => [c.id, c.function.name, c.function.arguments]),
+    [
+      ['0', 'get_time', '{"timezone": "Asia/Tokyo"}'],
+      ['1', 'get_time', '{"timezone": "UTC"}'],
+    ],
+  );
+});

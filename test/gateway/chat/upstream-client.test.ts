@@ -142,3 +142,41 @@ test('while the client cannot take more (drained() pending), the upstream is not
   await call;
   assert.deepEqual(seen, ['1', '2', '3']);
 });
+
+test('an `error:` SSE field (llama.cpp before its server-context rewrite) fails the call with 502 and its message', async () => {
+  const client = await upstreamWith((res) =>
+    writeApart(res, [
+      Buffer.from(event('Il est')),
+      Buffer.from('error: {"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}\n\n'),
+      Buffer.from('data: [DONE]\n\n'),
+    ]),
+  );
+  await assert.rejects(collect(client), {
+    status: 502,
+    code: 'upstream_error',
+    message: 'The upstream for model "m" failed: it sent an error in the stream: the request exceeds the available context size.',
+  });
+});
+
+test('onDone is told of data: [DONE], which never reaches onData; tools go out with parallel_tool_calls', async () => {
+  let body = '';
+  const server = createServer((req, res) => {
+    req.on('data', (piece) => (body += String(piece)));
+    req.on('end', () => void writeApart(res, [Buffer.from(event('a')), Buffer.from('data: [DONE]\n\n')]));
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const config = parseConfig({ models: [{ id: 'm', alias: 'mm', upstream: { baseUrl, model: 'x', timeoutMs: 5000 } }] }, {});
+  const client = new UpstreamClient({ model: config.models[0], dispatcher: agent, maxAttempts: 1 });
+  const seen: string[] = [];
+  let done = 0;
+  const tools = [{ type: 'function' as const, function: { name: 'get_time', description: 'd', parameters: { type: 'object' } } }];
+  await client.streamChat(
+    { messages: [], max_tokens: 1, tools, tool_choice: 'auto' },
+    { abort: new ChatAbort(), onData: (d) => seen.push(d), onDone: () => done++ },
+  );
+  assert.deepEqual([seen.length, done], [1, 1]);
+  const sent = JSON.parse(body) as { parallel_tool_calls?: boolean; tools: unknown[] };
+  assert.deepEqual([sent.parallel_tool_calls, sent.tools], [true, tools]);
+});

@@ -35,3 +35,25 @@ test('childEnv is the configured env plus PATH, HOME and NODE_V8_COVERAGE only',
   // A configured value wins over an inherited one.
   assert.deepEqual(childEnv({ HOME: '/srv/tool' }, gateway).HOME, '/srv/tool');
 });
+
+test('childEnv with envPassthrough forwards the non-empty gateway variables whose names start with a prefix', () => {
+  const gateway = {
+    PATH: '/bin',
+    RPC_URL_ETHEREUM: 'https://eth.example/key',
+    RPC_URL_ZKSYNC: 'https://zk.example',
+    RPC_URL_EMPTY: '',
+    TOKENS_BASE: 'USDC=0x1',
+    MY_RPC_URL_X: 'inside, not at the start',
+    RPC_URLS: 'no underscore after URL',
+    UPSTREAM_API_KEY: 'secret',
+  };
+  assert.deepEqual(childEnv({}, gateway, ['RPC_URL_', 'TOKENS_']), {
+    PATH: '/bin',
+    RPC_URL_ETHEREUM: 'https://eth.example/key',
+    RPC_URL_ZKSYNC: 'https://zk.example',
+    TOKENS_BASE: 'USDC=0x1',
+  });
+  // The explicit env wins over a forwarded variable of the same name, and no prefix forwards nothing.
+  assert.equal(childEnv({ RPC_URL_ETHEREUM: 'http://127.0.0.1:8545' }, gateway, ['RPC_URL_']).RPC_URL_ETHEREUM, 'http://127.0.0.1:8545');
+  assert.deepEqual(childEnv({}, gateway, []), { PATH: '/bin' });
+});

@@ -1,5 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../../../gateway/errors.js';
 import { TRUNCATED_MARK } from '../../../gateway/tools/capped-lines.js';
 import { createToolHost } from '../../../gateway/tools/tool-host.js';
 import { startHttpMcpFixture } from '../../fixtures/mcp/http-server.js';
@@ -65,4 +67,19 @@ describe('server supervision', () => {
       await host.close();
     }
   });
+});
+
+test("a call's failure is converted with its server's own context: timeout, restart time, a GatewayError unchanged", () => {
+  const { logger } = capturingLogger();
+  const host = createToolHost({ servers: { echo: fixtureServer('echo', { timeoutMs: 1234 }) }, env: runnableEnv(), logger });
+  const supervisor = host.server('echo')!;
+  const timeout = supervisor.failure(new McpError(ErrorCode.RequestTimeout, 'Request timed out'), 'echo');
+  assert.deepEqual([timeout.status, timeout.code, timeout.message], [504, 'tool_timeout', 'Tool "echo" did not answer within 1234 ms.']);
+  const closed = supervisor.failure(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), 'echo');
+  assert.deepEqual([closed.status, closed.code], [503, 'tool_unavailable']);
+  assert.match(closed.message, /its server "echo" is not running/);
+  const cancelled = supervisor.failure(new Error('aborted'), 'echo', AbortSignal.abort());
+  assert.equal(cancelled.code, 'request_cancelled');
+  const own = new GatewayError({ status: 400, code: 'invalid_tool_arguments', message: 'x' });
+  assert.equal(supervisor.failure(own, 'echo'), own);
 });

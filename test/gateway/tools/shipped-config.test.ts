@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,9 +23,17 @@ function shippedChainSuffixes(): string[] {
   return Object.keys(chains.chains).map((key) => key.toUpperCase().replace(/-/g, '_'));
 }
 
+/** A chain an operator adds: not in the shipped list, so only a prefix can forward its variables. */
+const ADDED_CHAIN = 'ZKSYNC';
+
+/** `RPC_URL_<CHAIN>` → one name per shipped chain and one for the added chain. */
+function perChainNames(pattern: string): string[] {
+  return [...shippedChainSuffixes(), ADDED_CHAIN].map((chain) => pattern.replace('<CHAIN>', chain));
+}
+
 /**
  * Variables README documents per tool server: table rows `| (<server> server) | \`VAR\` | …`,
- * with the second of `` `A` / `B` `` rows and `<CHAIN>` expanded over the shipped chains.
+ * with the second of `` `A` / `B` `` rows and `<CHAIN>` expanded over the shipped chains and one added chain.
  */
 function documentedVariables(): Map<string, string[]> {
   const byServer = new Map<string, string[]>();
@@ -32,7 +42,7 @@ function documentedVariables(): Map<string, string[]> {
     const [, server, ...named] = match;
     const variables = named
       .filter((name): name is string => name !== undefined)
-      .flatMap((name) => (name.endsWith('<CHAIN>') ? shippedChainSuffixes().map((chain) => name.replace('<CHAIN>', chain)) : [name]));
+      .flatMap((name) => (name.endsWith('<CHAIN>') ? perChainNames(name) : [name]));
     byServer.set(server, [...(byServer.get(server) ?? []), ...variables]);
   }
   return byServer;
@@ -55,7 +65,8 @@ test('the shipped config passes each server every variable README documents for 
   const documented = documentedVariables();
   for (const server of documented.keys()) assert.ok(FAMILIES.includes(server), `README documents variables for an unknown server "${server}"`);
   // The row parser itself: per-chain rows expand, and the second of "`A` / `B`" counts.
-  for (const variable of ['RPC_URL_LOCAL', 'TOKENS_BASE', 'MULTICALL3_SEPOLIA', 'ENS_UNIVERSAL_RESOLVER_POLYGON']) assert.ok(documented.get('onchain')?.includes(variable), variable);
+  const perChain = ['RPC_URL_LOCAL', 'TOKENS_BASE', 'MULTICALL3_SEPOLIA', 'ENS_UNIVERSAL_RESOLVER_POLYGON', `RPC_URL_${ADDED_CHAIN}`];
+  for (const variable of perChain) assert.ok(documented.get('onchain')?.includes(variable), variable);
   assert.ok(documented.get('web')?.includes('BRAVE_BASE_URL'));
   const env: Record<string, string> = {
     ...runnableEnv(),
@@ -76,8 +87,56 @@ test('the shipped config passes each server every variable README documents for 
     assert.equal(resolved.env.GATEWAY_ONLY_SECRET, undefined);
     assert.equal(resolved.env.UPSTREAM_API_KEY, undefined);
     assert.equal(resolved.env.PATH, process.env.PATH);
+    // A server's documented variables reach it, and no other server's do (prefixes included).
+    const foreign = [...documented].filter(([server]) => server !== family).flatMap(([, variables]) => variables);
+    for (const variable of foreign) assert.equal(resolved.env[variable], undefined, `${variable} must not reach the ${family} server`);
   }
 });
+
+test('a chain added to the chain list is served once its RPC_URL_<KEY> is set, without editing the shipped config', async (t) => {
+  const rpc = await startJsonRpcNode({ eth_getBalance: '0xde0b6b3a7640000' });
+  const scratch = mkdtempSync(join(tmpdir(), 'switchyard-chain-'));
+  t.after(() => rmSync(scratch, { recursive: true, force: true }));
+  t.after(() => rpc.close());
+  const chainsPath = join(scratch, 'chains.json');
+  // The file's own URL refuses connections: only the forwarded RPC_URL_ZKSYNC can answer.
+  const zksync = { id: 324, name: 'zkSync Era', native_symbol: 'ETH', block_time_ms: 1000, rpc_urls: ['http://127.0.0.1:9'] };
+  writeFileSync(chainsPath, JSON.stringify({ chains: { zksync } }));
+  const env = runnableEnv({ CHAINS_CONFIG: chainsPath, [`RPC_URL_${ADDED_CHAIN}`]: rpc.url });
+  const { logger } = capturingLogger();
+  const host = createToolHost({ servers: { onchain: shippedConfig(env).mcpServers.onchain }, env, logger });
+  try {
+    await host.start();
+    const address = '0x000000000000000000000000000000000000dEaD';
+    const result = await host.callTool('get_eth_balance', { address, chain: 'zksync' });
+    assert.deepEqual(result, { address, balance_wei: '1000000000000000000', balance_eth: '1', chain: 'zkSync Era' });
+    assert.deepEqual(rpc.calls, [{ method: 'eth_getBalance', params: [address, 'latest'] }]);
+  } finally {
+    await host.close();
+  }
+});
+
+/** A loopback JSON-RPC node that answers each listed method with a fixed result and records the calls. */
+async function startJsonRpcNode(results: Record<string, unknown>) {
+  const calls: Array<{ method: string; params: unknown }> = [];
+  const answer = (call: { id: unknown; method: string; params?: unknown }) => {
+    calls.push({ method: call.method, params: call.params });
+    if (call.method in results) return { jsonrpc: '2.0', id: call.id, result: results[call.method] };
+    return { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: `method ${call.method} not found` } };
+  };
+  const server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    request.on('end', () => {
+      const parsed = JSON.parse(body) as Parameters<typeof answer>[0] | Array<Parameters<typeof answer>[0]>;
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, calls, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
 
 test('with the shipped config every family server starts under the host and stops with it', async () => {
   const { logger } = capturingLogger();

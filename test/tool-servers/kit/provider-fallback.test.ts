@@ -121,3 +121,22 @@ test('describeFailure never leaks more than a short reason', () => {
   assert.equal(describeFailure(new Error('https://key@host')), 'unexpected response');
   assert.equal(describeFailure(new ToolError('not_found', 'gone')), 'gone');
 });
+
+test('each provider gets the request with the signal; one that says it cannot answer this request is skipped with its reason', async () => {
+  type Request = { currency: string };
+  const seen: Array<[string, Request]> = [];
+  const quote = (name: string, price: number, onlyUsd = false): Provider<number, Request> => ({
+    name,
+    unsupported: onlyUsd ? ({ currency }) => (currency === 'usd' ? undefined : 'prices in USD only') : undefined,
+    run: async (runSignal, request) => (assert.ok(runSignal instanceof AbortSignal), seen.push([name, request]), price),
+  });
+  const providers = [quote('usd-only', 1, true), quote('any', 2)];
+  const usd = await firstAvailable(providers, { signal, request: { currency: 'usd' } });
+  assert.deepEqual(usd, { provider: 'usd-only', value: 1, failures: [] });
+  assert.deepEqual(await firstAvailable(providers, { signal, request: { currency: 'eur' } }), {
+    provider: 'any',
+    value: 2,
+    failures: ['usd-only: skipped (prices in USD only)'],
+  });
+  assert.deepEqual(seen, [['usd-only', { currency: 'usd' }], ['any', { currency: 'eur' }]]);
+});

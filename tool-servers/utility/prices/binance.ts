@@ -23,18 +23,18 @@ const INVALID_SYMBOL = -1121;
  *
  * @example
  *   await createBinanceSource({ baseUrl: 'https://data-api.binance.vision', timeoutMs: 5000 })
- *     .fetchQuote({ kind: 'symbol', symbol: 'PEPE' }, 'usd', signal)
+ *     .run(signal, { target: { kind: 'symbol', symbol: 'PEPE' }, currency: 'usd' })
  */
 export function createBinanceSource(options: BinanceOptions): PriceSource {
   return {
     name: 'Binance',
-    unsupported(target, currency) {
+    unsupported({ target, currency }) {
       if (currency !== 'usd' && currency !== 'usdt') return 'USDT pairs only (usd or usdt)';
       if (target.kind === 'contract') return 'no lookup by contract';
       if (pairBase(target) === undefined) return 'no USDT pair for this asset';
       return undefined;
     },
-    async fetchQuote(target, currency, signal) {
+    async run(signal, { target, currency }) {
       const base = pairBase(target);
       if (base === undefined) return null;
       const url = new URL(`${options.baseUrl}/api/v3/ticker/24hr`);

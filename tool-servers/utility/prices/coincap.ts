@@ -29,7 +29,7 @@ const assetListSchema = z.object({ data: z.array(assetSchema), timestamp: z.numb
  *
  * @example
  *   await createCoinCapSource({ baseUrl: 'https://rest.coincap.io', apiKey, timeoutMs: 5000 })
- *     .fetchQuote({ kind: 'asset', id: 'bitcoin', coincapId: 'bitcoin' }, 'usd', signal)
+ *     .run(signal, { target: { kind: 'asset', id: 'bitcoin', coincapId: 'bitcoin' }, currency: 'usd' })
  */
 export function createCoinCapSource(options: CoinCapOptions): PriceSource {
   const api = `${options.baseUrl}/${options.apiKey ? 'v3' : 'v2'}`;
@@ -37,12 +37,12 @@ export function createCoinCapSource(options: CoinCapOptions): PriceSource {
   const get = (url: URL, signal: AbortSignal) => httpJson(url, { headers, timeoutMs: options.timeoutMs, maxBytes: PRICE_MAX_BYTES, signal });
   return {
     name: 'CoinCap',
-    unsupported(target, currency) {
+    unsupported({ target, currency }) {
       if (currency !== 'usd') return 'prices in USD only';
       if (target.kind === 'contract') return 'no lookup by contract';
       return undefined;
     },
-    async fetchQuote(target, _currency, signal) {
+    async run(signal, { target }) {
       if (target.kind === 'contract') return null;
       if (target.kind === 'asset') {
         let body: unknown;

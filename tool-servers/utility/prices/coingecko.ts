@@ -19,7 +19,7 @@ const simplePriceSchema = z.record(z.string(), z.record(z.string(), z.unknown())
  *
  * @example
  *   const source = createCoinGeckoSource({ baseUrl: 'https://api.coingecko.com', timeoutMs: 5000 })
- *   await source.fetchQuote({ kind: 'asset', id: 'bitcoin', coincapId: 'bitcoin' }, 'usd', signal)
+ *   await source.run(signal, { target: { kind: 'asset', id: 'bitcoin', coincapId: 'bitcoin' }, currency: 'usd' })
  */
 export function createCoinGeckoSource(options: CoinGeckoOptions): PriceSource {
   const headers: Record<string, string> = {};
@@ -29,10 +29,10 @@ export function createCoinGeckoSource(options: CoinGeckoOptions): PriceSource {
   }
   return {
     name: 'CoinGecko',
-    unsupported(target) {
+    unsupported({ target }) {
       return target.kind === 'symbol' ? 'needs a CoinGecko id for an unlisted symbol' : undefined;
     },
-    async fetchQuote(target, currency, signal) {
+    async run(signal, { target, currency }) {
       if (target.kind === 'symbol') return null;
       const { url, key } = requestFor(options.baseUrl, target, currency);
       let body: unknown;

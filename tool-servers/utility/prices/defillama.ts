@@ -21,17 +21,17 @@ const currentPricesSchema = z.object({
  *
  * @example
  *   await createDefiLlamaSource({ baseUrl: 'https://coins.llama.fi', timeoutMs: 5000 })
- *     .fetchQuote({ kind: 'asset', id: 'ethereum', coincapId: 'ethereum' }, 'usd', signal)
+ *     .run(signal, { target: { kind: 'asset', id: 'ethereum', coincapId: 'ethereum' }, currency: 'usd' })
  */
 export function createDefiLlamaSource(options: DefiLlamaOptions): PriceSource {
   return {
     name: 'DefiLlama',
-    unsupported(target, currency) {
+    unsupported({ target, currency }) {
       if (currency !== 'usd') return 'prices in USD only';
       if (target.kind === 'symbol') return 'needs a CoinGecko id for an unlisted symbol';
       return undefined;
     },
-    async fetchQuote(target, _currency, signal) {
+    async run(signal, { target }) {
       if (target.kind === 'symbol') return null;
       const coin = target.kind === 'asset' ? `coingecko:${target.id}` : `${target.chain.defillamaChain}:${target.address}`;
       // DefiLlama wants the colon literal: encode each side, not the whole coin.

@@ -1,4 +1,4 @@
-import { firstAvailable, ToolError, type Provider } from '../../kit/index.js';
+import { firstAvailable, ToolError } from '../../kit/index.js';
 import { createCoalescingCache } from './coalescing-cache.js';
 import type { PriceQuote, PriceSource, PriceTarget } from './types.js';
 
@@ -38,24 +38,19 @@ export function createPriceLookup(options: PriceLookupOptions): PriceLookup {
   const cache = createCoalescingCache<PricedQuote>({ ttlMs: options.cacheTtlMs, now: options.now });
 
   const load = async (target: PriceTarget, currency: string): Promise<PricedQuote> => {
-    const providers: Provider<PriceQuote | null>[] = options.sources.map((source) => {
-      const reason = source.unsupported(target, currency);
-      return {
-        name: source.name,
-        available: reason === undefined,
-        unavailableReason: reason,
-        run: (signal) => source.fetchQuote(target, currency, signal),
-      };
-    });
+    const request = { target, currency };
     const what = describeTarget(target);
-    if (providers.every((p) => p.available === false)) {
-      const reasons = providers.map((p) => `${p.name}: ${p.unavailableReason}`).join('; ');
+    const refusals = options.sources.map((source) => source.unsupported(request));
+    if (refusals.every((reason) => reason !== undefined)) {
+      const reasons = options.sources.map((source, i) => `${source.name}: ${refusals[i]}`).join('; ');
       throw new ToolError('not_found', `No configured price provider can price ${what} in ${currency.toUpperCase()} (${reasons}).`);
     }
     // Shared by every caller waiting on this key: bounded by each request's own timeout instead.
     const detached = new AbortController().signal;
     try {
-      const { provider, value } = await firstAvailable(providers, { signal: detached, isEmpty: (quote) => quote === null, deadlineMs: options.deadlineMs });
+      const isEmpty = (quote: PriceQuote | null) => quote === null;
+      const deadlineMs = options.deadlineMs;
+      const { provider, value } = await firstAvailable(options.sources, { signal: detached, request, isEmpty, deadlineMs });
       return { provider, quote: value as PriceQuote };
     } catch (err) {
       if (err instanceof ToolError && err.code === 'not_found') {

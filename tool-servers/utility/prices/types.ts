@@ -1,3 +1,4 @@
+import type { Provider } from '../../kit/index.js';
 import type { PriceChain } from '../asset-map.js';
 
 /** What a price is asked for, after the tool's arguments are resolved. */
@@ -24,16 +25,17 @@ export interface PriceQuote {
   note?: string;
 }
 
+/** What a price source is asked: a target in a currency (lower-case). */
+export interface PriceRequest {
+  target: PriceTarget;
+  currency: string;
+}
+
 /**
  * One price provider. `unsupported` says why it cannot price a target in a currency (it is then
- * skipped); `fetchQuote` returns null when the provider does not know the asset, throws when it
- * failed.
+ * skipped); `run` returns null when the provider does not know the asset, throws when it failed.
  */
-export interface PriceSource {
-  name: string;
-  unsupported(target: PriceTarget, currency: string): string | undefined;
-  fetchQuote(target: PriceTarget, currency: string, signal: AbortSignal): Promise<PriceQuote | null>;
-}
+export type PriceSource = Provider<PriceQuote | null, PriceRequest> & { unsupported(request: PriceRequest): string | undefined };
 
 /** Shared by the providers: a number only when it is a finite number. */
 export function finiteOrUndefined(value: unknown): number | undefined {

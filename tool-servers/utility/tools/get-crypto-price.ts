@@ -62,9 +62,9 @@ interface Resolved {
  * in order (cached, coalesced) and say which asset and which provider answered.
  *
  * @example
- *   createServer({ name, version, tools: [createGetCryptoPriceTool({ prices })] })
+ *   createServer({ name, version, tools: [getCryptoPriceTool({ prices })] })
  */
-export function createGetCryptoPriceTool(deps: { prices: PriceLookup }) {
+export function getCryptoPriceTool(deps: { prices: PriceLookup }) {
   return defineTool({
     name: 'get_crypto_price',
     description:

@@ -39,9 +39,9 @@ const HOW_TO_NAME_A_ZONE = 'Name an IANA time zone as Area/City, e.g. "Europe/Be
  * a named place (geocoded), or in UTC when neither is given.
  *
  * @example
- *   createGetTimeTool({ geocodingBaseUrl: 'https://geocoding-api.open-meteo.com', timeoutMs: 5000, now: Date.now })
+ *   getTimeTool({ geocodingBaseUrl: 'https://geocoding-api.open-meteo.com', timeoutMs: 5000, now: Date.now })
  */
-export function createGetTimeTool(deps: TimeDeps) {
+export function getTimeTool(deps: TimeDeps) {
   return defineTool({
     name: 'get_time',
     description:

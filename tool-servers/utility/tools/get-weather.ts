@@ -56,9 +56,9 @@ export interface WeatherDeps {
  * read for its coordinates. WMO codes come back with words.
  *
  * @example
- *   createGetWeatherTool({ forecastBaseUrl: 'https://api.open-meteo.com', geocodingBaseUrl: 'https://geocoding-api.open-meteo.com', timeoutMs: 5000 })
+ *   getWeatherTool({ forecastBaseUrl: 'https://api.open-meteo.com', geocodingBaseUrl: 'https://geocoding-api.open-meteo.com', timeoutMs: 5000 })
  */
-export function createGetWeatherTool(deps: WeatherDeps) {
+export function getWeatherTool(deps: WeatherDeps) {
   return defineTool({
     name: 'get_weather',
     description:

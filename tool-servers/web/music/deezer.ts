@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { httpJson, ToolError } from '../../kit/index.js';
 import type { ProviderHttp } from '../provider-http.js';
-import type { MusicBackend, MusicHit, MusicKind } from './types.js';
+import type { MusicProvider, MusicHit, MusicKind } from './types.js';
 
 const PATH: Record<MusicKind, string> = { track: '/search', album: '/search/album', artist: '/search/artist' };
 
@@ -26,13 +26,13 @@ const deezerResponse = z.union([
  * errors (quota, bad parameter) as HTTP 200 with an `error` object, which counts as a failure.
  *
  * @example
- *   await createDeezer({ baseUrl: 'https://api.deezer.com', http }).find({ query: 'eminem', kind: 'track', limit: 5, signal })
+ *   await createDeezer({ baseUrl: 'https://api.deezer.com', http }).run(signal, { query: 'eminem', kind: 'track', limit: 5 })
  */
-export function createDeezer(options: { baseUrl: string; http: ProviderHttp }): MusicBackend {
+export function createDeezer(options: { baseUrl: string; http: ProviderHttp }): MusicProvider {
   return {
     name: 'deezer',
     available: true,
-    async find({ query, kind, limit, signal }): Promise<MusicHit[]> {
+    async run(signal, { query, kind, limit }): Promise<MusicHit[]> {
       const url = new URL(`${options.baseUrl}${PATH[kind]}`);
       url.searchParams.set('q', query);
       url.searchParams.set('limit', String(limit));

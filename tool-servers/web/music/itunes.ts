@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { httpJson } from '../../kit/index.js';
 import type { ProviderHttp } from '../provider-http.js';
-import { releaseDate, type MusicBackend, type MusicHit, type MusicKind } from './types.js';
+import { releaseDate, type MusicProvider, type MusicHit, type MusicKind } from './types.js';
 
 const ENTITY: Record<MusicKind, string> = { track: 'song', album: 'album', artist: 'musicArtist' };
 
@@ -25,13 +25,13 @@ const itunesResponse = z.object({ resultCount: z.number().optional(), results: z
  * JSON served as `text/javascript`).
  *
  * @example
- *   await createItunes({ baseUrl: 'https://itunes.apple.com', http }).find({ query: 'jack johnson', kind: 'track', limit: 5, signal })
+ *   await createItunes({ baseUrl: 'https://itunes.apple.com', http }).run(signal, { query: 'jack johnson', kind: 'track', limit: 5 })
  */
-export function createItunes(options: { baseUrl: string; http: ProviderHttp }): MusicBackend {
+export function createItunes(options: { baseUrl: string; http: ProviderHttp }): MusicProvider {
   return {
     name: 'itunes',
     available: true,
-    async find({ query, kind, limit, signal }): Promise<MusicHit[]> {
+    async run(signal, { query, kind, limit }): Promise<MusicHit[]> {
       const url = new URL(`${options.baseUrl}/search`);
       url.searchParams.set('term', query);
       url.searchParams.set('media', 'music');

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { httpJson } from '../../kit/index.js';
 import type { ProviderHttp } from '../provider-http.js';
 import { createMinInterval } from './min-interval.js';
-import { releaseDate, type MusicBackend, type MusicHit, type MusicKind } from './types.js';
+import { releaseDate, type MusicProvider, type MusicHit, type MusicKind } from './types.js';
 
 const ENTITY: Record<MusicKind, string> = { track: 'recording', album: 'release-group', artist: 'artist' };
 // Results link to the public site even when the API is a mirror.
@@ -37,12 +37,12 @@ export const MUSICBRAINZ_INTERVAL_MS = 1000;
  * @example
  *   createMusicBrainz({ baseUrl: 'https://musicbrainz.org', userAgent: 'MyApp/1.0 ( ops@example.com )', http })
  */
-export function createMusicBrainz(options: { baseUrl: string; userAgent: string; http: ProviderHttp; intervalMs?: number }): MusicBackend {
+export function createMusicBrainz(options: { baseUrl: string; userAgent: string; http: ProviderHttp; intervalMs?: number }): MusicProvider {
   const pace = createMinInterval(options.intervalMs ?? MUSICBRAINZ_INTERVAL_MS, { maxWaitMs: options.http.timeoutMs });
   return {
     name: 'musicbrainz',
     available: true,
-    async find({ query, kind, limit, signal }): Promise<MusicHit[]> {
+    async run(signal, { query, kind, limit }): Promise<MusicHit[]> {
       const url = new URL(`${options.baseUrl}/ws/2/${ENTITY[kind]}/`);
       url.searchParams.set('query', query);
       url.searchParams.set('fmt', 'json');

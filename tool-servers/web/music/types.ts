@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Provider } from '../../kit/index.js';
 
 export const MUSIC_KINDS = ['track', 'album', 'artist'] as const;
 export type MusicKind = (typeof MUSIC_KINDS)[number];
@@ -20,15 +21,10 @@ export interface MusicRequest {
   query: string;
   kind: MusicKind;
   limit: number;
-  signal: AbortSignal;
 }
 
-export interface MusicBackend {
-  name: string;
-  available: boolean;
-  unavailableReason?: string;
-  find(request: MusicRequest): Promise<MusicHit[]>;
-}
+/** A music catalogue. */
+export type MusicProvider = Provider<MusicHit[], MusicRequest>;
 
 /** `2005-03-01T08:00:00Z` → `2005-03-01`; partial dates (`2005`, `2005-03`) stay as given. */
 export function releaseDate(value: string | null | undefined): string | undefined {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { httpJson } from '../../kit/index.js';
 import { htmlToPlainText } from '../plain-text.js';
 import type { ProviderHttp } from '../provider-http.js';
-import type { SearchBackend, SearchHit } from './types.js';
+import type { SearchProvider, SearchHit } from './types.js';
 
 const braveResponse = z.object({
   web: z
@@ -17,14 +17,14 @@ const braveResponse = z.object({
  *
  * @example
  *   const brave = createBraveSearch({ baseUrl: 'https://api.search.brave.com', apiKey, http })
- *   await brave.search({ query: 'koa', count: 5, signal })
+ *   await brave.run(signal, { query: 'koa', count: 5 })
  */
-export function createBraveSearch(options: { baseUrl: string; apiKey?: string; http: ProviderHttp }): SearchBackend {
+export function createBraveSearch(options: { baseUrl: string; apiKey?: string; http: ProviderHttp }): SearchProvider {
   return {
     name: 'brave',
     available: Boolean(options.apiKey),
     unavailableReason: 'no BRAVE_API_KEY',
-    async search({ query, count, signal }): Promise<SearchHit[]> {
+    async run(signal, { query, count }): Promise<SearchHit[]> {
       const url = new URL(`${options.baseUrl}/res/v1/web/search`);
       url.searchParams.set('q', query);
       url.searchParams.set('count', String(count));

@@ -1,7 +1,7 @@
 import { parseHTML } from 'linkedom';
 import { httpRequest, HttpStatusError } from '../../kit/index.js';
 import type { ProviderHttp } from '../provider-http.js';
-import type { SearchBackend, SearchHit } from './types.js';
+import type { SearchProvider, SearchHit } from './types.js';
 
 // The HTML endpoint serves a reduced page (or a challenge) to clients that do not look like a browser.
 const BROWSER_USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
@@ -14,11 +14,11 @@ const BROWSER_USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/2010
  * @example
  *   const ddg = createDuckDuckGoSearch({ baseUrl: 'https://html.duckduckgo.com', http })
  */
-export function createDuckDuckGoSearch(options: { baseUrl: string; http: ProviderHttp }): SearchBackend {
+export function createDuckDuckGoSearch(options: { baseUrl: string; http: ProviderHttp }): SearchProvider {
   return {
     name: 'duckduckgo',
     available: true,
-    async search({ query, count, signal }): Promise<SearchHit[]> {
+    async run(signal, { query, count }): Promise<SearchHit[]> {
       const url = new URL(`${options.baseUrl}/html/`);
       url.searchParams.set('q', query);
       const response = await httpRequest(url, { headers: { 'user-agent': BROWSER_USER_AGENT, accept: 'text/html' }, signal, ...options.http });

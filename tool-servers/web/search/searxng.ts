@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { httpJson } from '../../kit/index.js';
 import { htmlToPlainText } from '../plain-text.js';
 import type { ProviderHttp } from '../provider-http.js';
-import type { SearchBackend, SearchHit } from './types.js';
+import type { SearchProvider, SearchHit } from './types.js';
 
 const searxngResponse = z.object({
   results: z.array(
@@ -17,12 +17,12 @@ const searxngResponse = z.object({
  * @example
  *   const searx = createSearxngSearch({ baseUrl: 'http://searx.intranet:8080', http })
  */
-export function createSearxngSearch(options: { baseUrl?: string; http: ProviderHttp }): SearchBackend {
+export function createSearxngSearch(options: { baseUrl?: string; http: ProviderHttp }): SearchProvider {
   return {
     name: 'searxng',
     available: Boolean(options.baseUrl),
     unavailableReason: 'no SEARXNG_BASE_URL',
-    async search({ query, count, signal }): Promise<SearchHit[]> {
+    async run(signal, { query, count }): Promise<SearchHit[]> {
       const url = new URL(`${options.baseUrl}/search`);
       url.searchParams.set('q', query);
       url.searchParams.set('format', 'json');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { httpJson } from '../../kit/index.js';
 import type { ProviderHttp } from '../provider-http.js';
-import type { SearchBackend, SearchHit } from './types.js';
+import type { SearchProvider, SearchHit } from './types.js';
 
 const tavilyResponse = z.object({
   results: z.array(z.object({ title: z.string(), url: z.string(), content: z.string().default(''), published_date: z.string().optional() })),
@@ -13,12 +13,12 @@ const tavilyResponse = z.object({
  * @example
  *   const tavily = createTavilySearch({ baseUrl: 'https://api.tavily.com', apiKey, http })
  */
-export function createTavilySearch(options: { baseUrl: string; apiKey?: string; http: ProviderHttp }): SearchBackend {
+export function createTavilySearch(options: { baseUrl: string; apiKey?: string; http: ProviderHttp }): SearchProvider {
   return {
     name: 'tavily',
     available: Boolean(options.apiKey),
     unavailableReason: 'no TAVILY_API_KEY',
-    async search({ query, count, signal }): Promise<SearchHit[]> {
+    async run(signal, { query, count }): Promise<SearchHit[]> {
       const body = tavilyResponse.parse(
         await httpJson(`${options.baseUrl}/search`, {
           method: 'POST',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Provider } from '../../kit/index.js';
 
 /** One search hit as every provider is normalised to. */
 export const searchHitSchema = z.object({
@@ -12,13 +13,7 @@ export type SearchHit = z.infer<typeof searchHitSchema>;
 export interface SearchRequest {
   query: string;
   count: number;
-  signal: AbortSignal;
 }
 
 /** A web search provider: skipped when `available` is false (its key or URL is not configured). */
-export interface SearchBackend {
-  name: string;
-  available: boolean;
-  unavailableReason?: string;
-  search(request: SearchRequest): Promise<SearchHit[]>;
-}
+export type SearchProvider = Provider<SearchHit[], SearchRequest>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { httpJson, HttpStatusError } from '../../kit/index.js';
 import type { ProviderHttp } from '../provider-http.js';
 import { tweetNotFound } from './not-found.js';
-import type { QuotedTweet, Tweet, TweetBackend } from './types.js';
+import type { QuotedTweet, Tweet, TweetProvider } from './types.js';
 
 const fxTweet = z.object({
   id: z.string(),
@@ -35,13 +35,13 @@ const fxError = z.object({ code: z.number(), message: z.string() });
  * tweets that exist, so read_tweet still asks the next provider.
  *
  * @example
- *   await createFxTwitter({ baseUrl: 'https://api.fxtwitter.com', http }).read({ id: '20', signal })
+ *   await createFxTwitter({ baseUrl: 'https://api.fxtwitter.com', http }).run(signal, { id: '20' })
  */
-export function createFxTwitter(options: { baseUrl: string; http: ProviderHttp }): TweetBackend {
+export function createFxTwitter(options: { baseUrl: string; http: ProviderHttp }): TweetProvider {
   return {
     name: 'fxtwitter',
     available: true,
-    async read({ id, handle, signal }): Promise<Tweet> {
+    async run(signal, { id, handle }): Promise<Tweet> {
       let body: unknown;
       try {
         body = await httpJson(`${options.baseUrl}/${handle ?? 'i'}/status/${id}`, { signal, ...options.http });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { httpJson, HttpStatusError } from '../../kit/index.js';
 import type { ProviderHttp } from '../provider-http.js';
 import { tweetNotFound } from './not-found.js';
-import type { QuotedTweet, Tweet, TweetBackend } from './types.js';
+import type { QuotedTweet, Tweet, TweetProvider } from './types.js';
 
 const mediaDetail = z.object({
   type: z.string(),
@@ -37,13 +37,13 @@ export function syndicationToken(id: string): string {
  * `TweetTombstone`; an unknown one is a 404 (or an empty object).
  *
  * @example
- *   await createSyndication({ baseUrl: 'https://cdn.syndication.twimg.com', http }).read({ id: '20', signal })
+ *   await createSyndication({ baseUrl: 'https://cdn.syndication.twimg.com', http }).run(signal, { id: '20' })
  */
-export function createSyndication(options: { baseUrl: string; http: ProviderHttp }): TweetBackend {
+export function createSyndication(options: { baseUrl: string; http: ProviderHttp }): TweetProvider {
   return {
     name: 'syndication',
     available: true,
-    async read({ id, signal }): Promise<Tweet> {
+    async run(signal, { id }): Promise<Tweet> {
       const url = new URL(`${options.baseUrl}/tweet-result`);
       url.searchParams.set('id', id);
       url.searchParams.set('lang', 'en');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Provider } from '../../kit/index.js';
 
 const tweetCore = z.object({
   id: z.string(),
@@ -23,13 +24,7 @@ export interface TweetRequest {
   id: string;
   /** Screen name from the link, when there was one (FxTwitter wants some name in the path). */
   handle?: string;
-  signal: AbortSignal;
 }
 
 /** A tweet provider. Throws ToolError `not_found` for deleted, private or unknown tweets. */
-export interface TweetBackend {
-  name: string;
-  available: boolean;
-  unavailableReason?: string;
-  read(request: TweetRequest): Promise<Tweet>;
-}
+export type TweetProvider = Provider<Tweet, TweetRequest>;

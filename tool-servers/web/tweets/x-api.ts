@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { httpJson } from '../../kit/index.js';
 import type { ProviderHttp } from '../provider-http.js';
 import { tweetNotFound } from './not-found.js';
-import type { Tweet, TweetBackend } from './types.js';
+import type { Tweet, TweetProvider } from './types.js';
 
 const xResponse = z.object({
   data: z
@@ -31,14 +31,14 @@ const xResponse = z.object({
  * A missing or protected tweet is a 200 with only `errors` (resource-not-found / not-authorized).
  *
  * @example
- *   await createXApi({ baseUrl: 'https://api.x.com', bearerToken, http }).read({ id: '20', signal })
+ *   await createXApi({ baseUrl: 'https://api.x.com', bearerToken, http }).run(signal, { id: '20' })
  */
-export function createXApi(options: { baseUrl: string; bearerToken?: string; http: ProviderHttp }): TweetBackend {
+export function createXApi(options: { baseUrl: string; bearerToken?: string; http: ProviderHttp }): TweetProvider {
   return {
     name: 'x',
     available: Boolean(options.bearerToken),
     unavailableReason: 'no X_BEARER_TOKEN',
-    async read({ id, signal }): Promise<Tweet> {
+    async run(signal, { id }): Promise<Tweet> {
       const url = new URL(`${options.baseUrl}/2/tweets/${id}`);
       url.searchParams.set('expansions', 'author_id,attachments.media_keys');
       url.searchParams.set('tweet.fields', 'created_at,public_metrics');

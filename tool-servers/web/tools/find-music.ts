@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable } from '../kit/index.js';
-import type { FallbackChainOptions } from './fallback-chain.js';
-import { MUSIC_KINDS, musicHitSchema, type MusicBackend, type MusicHit } from './music/types.js';
+
+import { defineTool, firstAvailable } from '../../kit/index.js';
+import type { FallbackChainOptions } from '../fallback-chain.js';
+import { MUSIC_KINDS, musicHitSchema, type MusicProvider } from '../music/types.js';
 
 export const findMusicInput = z.object({
   query: z.string().trim().min(1).max(300).describe('Song, album or artist to look for'),
@@ -18,24 +19,18 @@ export const findMusicOutput = z.object({
  * `find_music`: search music catalogues in the configured order until one has results.
  *
  * @example
- *   createFindMusicTool([itunes, deezer, musicbrainz], { deadlineMs: 20_000 })
+ *   findMusicTool([itunes, deezer, musicbrainz], { deadlineMs: 20_000 })
  */
-export function createFindMusicTool(backends: MusicBackend[], { deadlineMs, logger }: FallbackChainOptions) {
+export function findMusicTool(providers: MusicProvider[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'find_music',
     description: 'Find songs, albums or artists: title, artist, album, release date, duration, a preview clip and a link.',
     input: findMusicInput,
     output: findMusicOutput,
     async run({ query, type, limit }, { signal }) {
-      const { provider, value, failures } = await firstAvailable<MusicHit[]>(
-        backends.map((backend) => ({
-          name: backend.name,
-          available: backend.available,
-          unavailableReason: backend.unavailableReason,
-          run: (providerSignal) => backend.find({ query, kind: type, limit, signal: providerSignal }),
-        })),
-        { signal, deadlineMs, isEmpty: (hits) => hits.length === 0 },
-      );
+      const isEmpty = (hits: unknown[]) => hits.length === 0;
+      const request = { query, kind: type, limit };
+      const { provider, value, failures } = await firstAvailable(providers, { signal, request, deadlineMs, isEmpty });
       if (failures.length > 0) logger?.info({ tool: 'find_music', provider, failures }, 'fell back');
       return { provider, results: value.slice(0, limit) };
     },

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable } from '../kit/index.js';
-import type { FallbackChainOptions } from './fallback-chain.js';
-import { searchHitSchema, type SearchBackend, type SearchHit } from './search/types.js';
+
+import { defineTool, firstAvailable } from '../../kit/index.js';
+import type { FallbackChainOptions } from '../fallback-chain.js';
+import { searchHitSchema, type SearchProvider } from '../search/types.js';
 
 export const webSearchInput = z.object({
   query: z.string().trim().min(1).max(400).describe('What to search the web for'),
@@ -19,24 +20,17 @@ export const webSearchOutput = z.object({
  * lists fall through to the next one, all within one deadline.
  *
  * @example
- *   createWebSearchTool([brave, tavily, duckduckgo], { deadlineMs: 20_000 }) // → a ToolDefinition for createServer
+ *   webSearchTool([brave, tavily, duckduckgo], { deadlineMs: 20_000 }) // → a ToolDefinition for createServer
  */
-export function createWebSearchTool(backends: SearchBackend[], { deadlineMs, logger }: FallbackChainOptions) {
+export function webSearchTool(providers: SearchProvider[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'web_search',
     description: 'Search the web. Returns titles, URLs and snippets of the top results and names the provider that answered.',
     input: webSearchInput,
     output: webSearchOutput,
     async run({ query, count }, { signal }) {
-      const { provider, value, failures } = await firstAvailable<SearchHit[]>(
-        backends.map((backend) => ({
-          name: backend.name,
-          available: backend.available,
-          unavailableReason: backend.unavailableReason,
-          run: (providerSignal) => backend.search({ query, count, signal: providerSignal }),
-        })),
-        { signal, deadlineMs, isEmpty: (hits) => hits.length === 0 },
-      );
+      const isEmpty = (hits: unknown[]) => hits.length === 0;
+      const { provider, value, failures } = await firstAvailable(providers, { signal, request: { query, count }, deadlineMs, isEmpty });
       if (failures.length > 0) logger?.info({ tool: 'web_search', provider, failures }, 'fell back');
       return { query, provider, results: value.slice(0, count) };
     },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineTool, ToolError } from '../kit/index.js';
-import type { KnowledgeIndex } from './knowledge-index.js';
+import { defineTool, ToolError } from '../../kit/index.js';
+import type { KnowledgeIndex } from '../knowledge-index.js';
 
 export const knowledgeSearchInput = z.object({
   query: z.string().trim().min(1).max(500).describe('A question or keywords, e.g. "how does Lido stETH earn rewards"'),

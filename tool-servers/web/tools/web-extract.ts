@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool, ToolError } from '../kit/index.js';
-import { guardedFetch, type ConnectFn } from './extract/guarded-fetch.js';
-import { isReadableType, toReadable } from './extract/readable.js';
-import type { LookupFn } from './extract/ssrf-guard.js';
+import { defineTool, ToolError } from '../../kit/index.js';
+import { guardedFetch, type ConnectFn } from '../extract/guarded-fetch.js';
+import { isReadableType, toReadable } from '../extract/readable.js';
+import type { LookupFn } from '../extract/ssrf-guard.js';
 
 export const webExtractInput = z.object({
   url: z.string().trim().min(1).max(4096).describe('The http or https URL of the page to read'),
@@ -33,9 +33,9 @@ export interface WebExtractOptions {
  * `web_extract`: fetch a page through the SSRF guard and return its readable content.
  *
  * @example
- *   createWebExtractTool({ allow: [], maxBytes: 5 * 1024 * 1024, timeoutMs: 15000 })
+ *   webExtractTool({ allow: [], maxBytes: 5 * 1024 * 1024, timeoutMs: 15000 })
  */
-export function createWebExtractTool(options: WebExtractOptions) {
+export function webExtractTool(options: WebExtractOptions) {
   return defineTool({
     name: 'web_extract',
     description: 'Read a web page and return its main content as Markdown (navigation, ads and comments removed). Plain text and JSON are returned as served.',

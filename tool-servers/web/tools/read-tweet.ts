@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { defineTool, firstAvailable, ToolError } from '../kit/index.js';
-import type { FallbackChainOptions } from './fallback-chain.js';
-import { parseTweetRef } from './tweets/tweet-ref.js';
-import { tweetSchema, type Tweet, type TweetBackend } from './tweets/types.js';
+
+import { defineTool, firstAvailable, ToolError } from '../../kit/index.js';
+import type { FallbackChainOptions } from '../fallback-chain.js';
+import { parseTweetRef } from '../tweets/tweet-ref.js';
+import { tweetSchema, type TweetProvider } from '../tweets/types.js';
 
 export const readTweetInput = z
   .object({
@@ -23,25 +24,18 @@ export const readTweetOutput = tweetSchema.extend({ provider: z.string().describ
  * 404 for tweets that exist): the tweet is `not_found` only when every provider asked said so.
  *
  * @example
- *   createReadTweetTool([fxtwitter, syndication, xApi], { deadlineMs: 20_000 })
+ *   readTweetTool([fxtwitter, syndication, xApi], { deadlineMs: 20_000 })
  */
-export function createReadTweetTool(backends: TweetBackend[], { deadlineMs, logger }: FallbackChainOptions) {
+export function readTweetTool(providers: TweetProvider[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'read_tweet',
     description: 'Read one tweet (post on X) by link or id: author, text, date, likes, retweets, replies, views, media and the quoted tweet.',
     input: readTweetInput,
     output: readTweetOutput,
     async run(args, { signal }) {
-      const ref = parseTweetRef(args);
-      const { provider, value, failures } = await firstAvailable<Tweet>(
-        backends.map((backend) => ({
-          name: backend.name,
-          available: backend.available,
-          unavailableReason: backend.unavailableReason,
-          run: (providerSignal) => backend.read({ ...ref, signal: providerSignal }),
-        })),
-        { signal, deadlineMs, isNotFound: (err) => err instanceof ToolError && err.code === 'not_found' },
-      );
+      const isNotFound = (err: unknown) => err instanceof ToolError && err.code === 'not_found';
+      const request = parseTweetRef(args);
+      const { provider, value, failures } = await firstAvailable(providers, { signal, request, deadlineMs, isNotFound });
       if (failures.length > 0) logger?.info({ tool: 'read_tweet', provider, failures }, 'fell back');
       return { ...value, provider };
     },

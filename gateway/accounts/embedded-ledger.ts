@@ -1,0 +1,419 @@
+/**
+ * The embedded credit ledger: the authority is in memory, in the one process that owns DATA_DIR
+ * (its lock), and what must survive a crash is group-committed to SQLite.
+ *
+ * - A wallet's record is read from SQLite once, then every step is plain arithmetic on memory:
+ *   no lock, no read per request.
+ * - Holds live in memory only. The stored `credits` counts held credits as the wallet's, so a
+ *   crash gives every hold back, as the reservation TTL would. Reserve, extend, release and
+ *   expiry therefore write nothing.
+ * - Settle (a charge) and grant write: the wallet is marked dirty and the step answers once a
+ *   commit holding it has landed (see group-commit.ts: one transaction for everything that queued
+ *   while the previous one ran). A charge is durable before the response that incurred it is
+ *   sent; a grant is acknowledged only once committed.
+ * - A failed commit fails every step waiting on it (503 store_unavailable) and drops the memory of
+ *   the wallets it held, so their next step reads what SQLite has: nothing is charged twice, and
+ *   nothing is reported that was not stored.
+ *
+ * Invariant: total_deposited = credits + held + total_spent.
+ *
+ * @example
+ *   const ledger = await openEmbeddedLedger(db, { reservationTtlMs: 360_000 })
+ *   const hold = await ledger.reserve(wallet, 5)     // or InsufficientCredits (402)
+ *   const { charged } = await ledger.settle(hold, 3)  // charges 3, returns 2, durable
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { GatewayError, IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../errors.js';
+import { GroupCommit } from './group-commit.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import type { Balance, Ledger, Reservation, Settlement } from './types.js';
+import { migrateKeyvLedger } from './keyv-ledger-migration.js';
+
+/** Settle/release outcomes kept per wallet so a repeat answers the same. */
+const MAX_CLOSED = 256;
+/** Idempotent grants are remembered this long (the admin API's retry window, with room to spare). */
+const IDEMPOTENCY_TTL_MS = 30 * 24 * 3_600_000;
+/** Wallets kept in memory; past it, the least recently used ones with nothing pending are dropped. */
+const DEFAULT_MAX_WALLETS = 100_000;
+/** Rows per INSERT statement (SQLite allows 32,766 parameters). */
+const ROWS_PER_STATEMENT = 500;
+
+const count = z.number().int().nonnegative();
+const storedWalletSchema = z.object({ credits: count, total_deposited: count, total_spent: count });
+const storedGrantSchema = z.object({ wallet: z.string(), amount: count, result: storedWalletSchema.extend({ address: z.string() }) });
+
+export const LEDGER_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS ledger_wallets (address TEXT PRIMARY KEY, record TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS ledger_grants (
+    key TEXT PRIMARY KEY, wallet TEXT NOT NULL, amount INTEGER NOT NULL, result TEXT NOT NULL, at INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS ledger_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+export interface EmbeddedLedgerOptions {
+  reservationTtlMs: number;
+  /** How often open reservations are swept; default a quarter of the TTL (50 ms … 30 s). */
+  sweepIntervalMs?: number;
+  maxWallets?: number;
+  now?: () => number;
+}
+
+interface Hold {
+  amount: number;
+  expiresAt: number;
+}
+
+interface WalletState {
+  address: string;
+  /** Spendable: not held, not spent. */
+  credits: number;
+  totalDeposited: number;
+  totalSpent: number;
+  holds: Map<string, Hold>;
+  /** Outcomes of settled/released holds (charged credits), oldest first. */
+  closed: Map<string, number>;
+  /** Set when a failed commit dropped this copy: steps that were waiting on it must fail too. */
+  dropped: boolean;
+}
+
+interface GrantRecord {
+  wallet: string;
+  amount: number;
+  result: Balance;
+}
+
+/** 503 store_unavailable: a commit failed; the step is not applied. */
+export class LedgerCommitFailed extends GatewayError {
+  constructor(cause: unknown) {
+    super({
+      status: 503,
+      code: 'store_unavailable',
+      message: 'The credit store could not save this change; nothing was charged. Try again.',
+      details: cause instanceof Error ? cause.message : String(cause),
+      cause,
+    });
+  }
+}
+
+export class EmbeddedLedger implements Ledger {
+  private readonly wallets = new Map<string, WalletState>();
+  private readonly loading = new Map<string, Promise<WalletState>>();
+  /** Wallets changed since the last commit started. */
+  private dirty = new Set<WalletState>();
+  /** Idempotent grants made since the last commit started. */
+  private dirtyGrants = new Map<string, GrantRecord & { at: number }>();
+  /** Idempotency keys seen (committed or on their way), and grants still running per key. */
+  private readonly grants = new Map<string, GrantRecord>();
+  private readonly granting = new Map<string, Promise<Balance>>();
+  /** Wallets that may hold open reservations: the only ones the timer visits. */
+  private readonly holding = new Set<WalletState>();
+  private readonly commits: GroupCommit;
+  private readonly now: () => number;
+  private readonly maxWallets: number;
+  private readonly holdPrefix = `res_${randomBytes(6).toString('base64url')}`;
+  private holdCounter = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: SqliteConnection,
+    private readonly options: EmbeddedLedgerOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.maxWallets = options.maxWallets ?? DEFAULT_MAX_WALLETS;
+    this.commits = new GroupCommit(() => this.flush());
+  }
+
+  /** Create the tables, bring over a store written by the Keyv ledger, forget stale grants, start the expiry timer. */
+  async start(): Promise<void> {
+    await this.db.exec(LEDGER_SCHEMA);
+    await migrateKeyvLedger(this.db);
+    await this.db.run('DELETE FROM ledger_grants WHERE at < ?', [this.now() - IDEMPOTENCY_TTL_MS]);
+    const ttl = this.options.reservationTtlMs;
+    const interval = this.options.sweepIntervalMs ?? Math.min(30_000, Math.max(50, Math.floor(ttl / 4)));
+    this.timer = setInterval(() => this.sweepAll(), interval);
+    this.timer.unref();
+  }
+
+  /** Stop the timer and wait for every commit asked for. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.commits.drain();
+  }
+
+  /** Give back every expired hold of every wallet that holds any (memory only). */
+  sweepAll(): void {
+    for (const state of this.holding) this.sweep(state);
+  }
+
+  async balance(wallet: string): Promise<Balance> {
+    const state = await this.state(wallet);
+    this.sweep(state);
+    return toBalance(state);
+  }
+
+  async grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance> {
+    positiveInteger(amount, 'amount');
+    const address = wallet.toLowerCase();
+    if (idempotencyKey === undefined) {
+      const state = await this.state(address);
+      const balance = addCredits(state, amount);
+      await this.durable(state);
+      return balance;
+    }
+    // One grant per key at a time: a repeat waits for the first and answers what it answered.
+    const running = this.granting.get(idempotencyKey);
+    if (running) return running.then(() => this.grant(address, amount, idempotencyKey));
+    const step = this.idempotentGrant(address, amount, idempotencyKey).finally(() => this.granting.delete(idempotencyKey));
+    this.granting.set(idempotencyKey, step);
+    return step;
+  }
+
+  async reserve(wallet: string, amount: number): Promise<Reservation> {
+    positiveInteger(amount, 'amount');
+    const state = this.wallets.get(wallet) ?? (await this.state(wallet));
+    this.sweep(state);
+    if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
+    const id = `${this.holdPrefix}${(this.holdCounter++).toString(36)}`;
+    state.credits -= amount;
+    state.holds.set(id, { amount, expiresAt: this.now() + this.options.reservationTtlMs });
+    this.holding.add(state);
+    return { id, wallet: state.address, amount };
+  }
+
+  async extend(reservation: Reservation, amount: number): Promise<Reservation> {
+    positiveInteger(amount, 'amount');
+    const state = await this.state(reservation.wallet);
+    this.sweep(state);
+    const hold = state.holds.get(reservation.id);
+    if (!hold) throw new ReservationClosed(reservation.id);
+    if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
+    state.credits -= amount;
+    hold.amount += amount;
+    // Work that asks for more is alive: its hold lives another full TTL.
+    hold.expiresAt = this.now() + this.options.reservationTtlMs;
+    return { ...reservation, amount: hold.amount };
+  }
+
+  async settle(reservation: Reservation, cost: number): Promise<Settlement> {
+    if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
+    const state = this.wallets.get(reservation.wallet) ?? (await this.state(reservation.wallet));
+    this.sweep(state);
+    const closed = state.closed.get(reservation.id);
+    if (closed !== undefined) return { charged: closed, remaining: state.credits };
+    const hold = state.holds.get(reservation.id);
+    // Unknown: expired and forgotten, or given back by a restart. Its credits already went back.
+    if (!hold) return { charged: 0, remaining: state.credits };
+    const charged = Math.min(cost, hold.amount);
+    state.credits += hold.amount - charged;
+    state.totalSpent += charged;
+    this.close(state, reservation.id, charged);
+    const remaining = state.credits;
+    if (charged > 0) await this.durable(state);
+    return { charged, remaining };
+  }
+
+  async release(reservation: Reservation): Promise<void> {
+    const state = this.wallets.get(reservation.wallet) ?? (await this.state(reservation.wallet));
+    const hold = state.holds.get(reservation.id);
+    if (!hold) return;
+    state.credits += hold.amount;
+    this.close(state, reservation.id, 0);
+  }
+
+  private async idempotentGrant(address: string, amount: number, key: string): Promise<Balance> {
+    const prior = this.grants.get(key) ?? (await this.storedGrant(key));
+    if (prior) {
+      if (prior.wallet !== address || prior.amount !== amount) throw new IdempotencyConflict();
+      return { ...prior.result };
+    }
+    const state = await this.state(address);
+    const result = addCredits(state, amount);
+    const record = { wallet: address, amount, result };
+    this.grants.set(key, record);
+    this.dirtyGrants.set(key, { ...record, at: this.now() });
+    try {
+      await this.durable(state);
+    } catch (err) {
+      this.grants.delete(key);
+      throw err;
+    }
+    return { ...result };
+  }
+
+  private async storedGrant(key: string): Promise<GrantRecord | undefined> {
+    const rows = await this.db.all<{ wallet: string; amount: number; result: string }>(
+      'SELECT wallet, amount, result FROM ledger_grants WHERE key = ?',
+      [key],
+    );
+    if (rows.length === 0) return undefined;
+    const parsed = storedGrantSchema.parse({ ...rows[0], result: JSON.parse(rows[0].result) });
+    this.grants.set(key, parsed);
+    return parsed;
+  }
+
+  /** Answers once a commit holding `state`'s current values has landed. */
+  private async durable(state: WalletState): Promise<void> {
+    this.dirty.add(state);
+    try {
+      await this.commits.request();
+    } catch (err) {
+      throw new LedgerCommitFailed(err);
+    }
+    // An earlier commit failed after this step and dropped the copy it changed: not stored.
+    if (state.dropped) throw new LedgerCommitFailed(new Error('an earlier commit of this wallet failed'));
+  }
+
+  /** One transaction: every wallet and grant changed since the last commit started. */
+  private async flush(): Promise<void> {
+    const wallets = [...this.dirty];
+    const grants = [...this.dirtyGrants];
+    this.dirty = new Set();
+    this.dirtyGrants = new Map();
+    if (wallets.length === 0 && grants.length === 0) return;
+    try {
+      const statements = [
+        ...chunks(wallets).map((rows) => ({
+          sql: `INSERT INTO ledger_wallets (address, record) VALUES ${rows.map(() => '(?, ?)').join(', ')}
+             ON CONFLICT (address) DO UPDATE SET record = excluded.record`,
+          params: rows.flatMap((state) => [state.address, storedRecord(state)]),
+        })),
+        ...chunks(grants).map((rows) => ({
+          sql: `INSERT OR REPLACE INTO ledger_grants (key, wallet, amount, result, at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+          params: rows.flatMap(([key, grant]) => [key, grant.wallet, grant.amount, JSON.stringify(grant.result), grant.at]),
+        })),
+      ];
+      // One statement is a transaction of its own: the common case (charges only) is one round trip.
+      if (statements.length === 1) await this.db.run(statements[0].sql, statements[0].params);
+      else await this.inTransaction(statements);
+    } catch (err) {
+      for (const state of wallets) this.drop(state);
+      for (const [key] of grants) this.grants.delete(key);
+      throw err;
+    }
+    this.evict();
+  }
+
+  private async inTransaction(statements: Array<{ sql: string; params: unknown[] }>): Promise<void> {
+    await this.db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const { sql, params } of statements) await this.db.run(sql, params);
+      await this.db.exec('COMMIT');
+    } catch (err) {
+      await this.db.exec('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Forget a copy whose changes did not reach SQLite: the next step reads what SQLite has. */
+  private drop(state: WalletState): void {
+    state.dropped = true;
+    if (this.wallets.get(state.address) === state) this.wallets.delete(state.address);
+    this.holding.delete(state);
+    this.dirty.delete(state);
+  }
+
+  /** The wallet's state, read from SQLite on first use (concurrent first uses share one read). */
+  private state(wallet: string): Promise<WalletState> | WalletState {
+    const address = wallet.toLowerCase();
+    const known = this.wallets.get(address);
+    if (known) {
+      // Most recently used last: eviction takes from the front.
+      this.wallets.delete(address);
+      this.wallets.set(address, known);
+      return known;
+    }
+    let loading = this.loading.get(address);
+    if (!loading) {
+      loading = this.load(address).finally(() => this.loading.delete(address));
+      this.loading.set(address, loading);
+    }
+    return loading;
+  }
+
+  private async load(address: string): Promise<WalletState> {
+    const rows = await this.db.all<{ record: string }>('SELECT record FROM ledger_wallets WHERE address = ?', [address]);
+    let stored = { credits: 0, total_deposited: 0, total_spent: 0 };
+    if (rows.length > 0) {
+      const parsed = storedWalletSchema.safeParse(JSON.parse(rows[0].record));
+      // A damaged record must stop the step, never read as an empty wallet.
+      if (!parsed.success) throw new Error(`ledger: the record of ${address} is damaged: ${parsed.error.message}`);
+      stored = parsed.data;
+    }
+    const state: WalletState = {
+      address,
+      credits: stored.credits,
+      totalDeposited: stored.total_deposited,
+      totalSpent: stored.total_spent,
+      holds: new Map(),
+      closed: new Map(),
+      dropped: false,
+    };
+    this.wallets.set(address, state);
+    return state;
+  }
+
+  /** Drop the least recently used wallets that hold nothing and have nothing on its way to SQLite. */
+  private evict(): void {
+    if (this.wallets.size <= this.maxWallets) return;
+    for (const [address, state] of this.wallets) {
+      if (this.wallets.size <= this.maxWallets) break;
+      if (state.holds.size > 0 || this.dirty.has(state)) continue;
+      this.wallets.delete(address);
+    }
+  }
+
+  private sweep(state: WalletState): void {
+    if (state.holds.size === 0) return;
+    const now = this.now();
+    for (const [id, hold] of state.holds) {
+      if (hold.expiresAt > now) continue;
+      state.credits += hold.amount;
+      this.close(state, id, 0);
+    }
+  }
+
+  private close(state: WalletState, id: string, charged: number): void {
+    state.holds.delete(id);
+    if (state.holds.size === 0) this.holding.delete(state);
+    state.closed.set(id, charged);
+    if (state.closed.size > MAX_CLOSED) state.closed.delete(state.closed.keys().next().value!);
+  }
+}
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += ROWS_PER_STATEMENT) out.push(items.slice(i, i + ROWS_PER_STATEMENT));
+  return out;
+}
+
+function addCredits(state: WalletState, amount: number): Balance {
+  // Past 2^53 additions round and the invariant deposited = credits + held + spent breaks;
+  // total_deposited bounds every other total, so capping it caps them all.
+  if (state.totalDeposited + amount > Number.MAX_SAFE_INTEGER) throw new LedgerTotalTooLarge(state.totalDeposited, amount);
+  state.credits += amount;
+  state.totalDeposited += amount;
+  return toBalance(state);
+}
+
+/** What SQLite keeps: held credits count as the wallet's (a crash gives holds back). */
+function storedRecord(state: WalletState): string {
+  let held = 0;
+  for (const hold of state.holds.values()) held += hold.amount;
+  return `{"credits":${state.credits + held},"total_deposited":${state.totalDeposited},"total_spent":${state.totalSpent}}`;
+}
+
+function toBalance(state: WalletState): Balance {
+  return { address: state.address, credits: state.credits, total_deposited: state.totalDeposited, total_spent: state.totalSpent };
+}
+
+function positiveInteger(value: number, name: string): void {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+}
+
+/** Build the ledger over an open connection and start it. */
+export async function openEmbeddedLedger(db: SqliteConnection, options: EmbeddedLedgerOptions): Promise<EmbeddedLedger> {
+  const ledger = new EmbeddedLedger(db, options);
+  await ledger.start();
+  return ledger;
+}
