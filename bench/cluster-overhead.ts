@@ -148,6 +148,39 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
+/**
+ * The primary's ceiling for the ledger alone: 50 concurrent workers doing reserve + settle (two
+ * ledger steps, one flush wait) for `seconds`, on one wallet and spread over 50 wallets.
+ */
+async function ledgerCeiling(databaseUrl: string, seconds: number): Promise<{ oneWallet: number; fiftyWallets: number }> {
+  const { openDatabase } = await import('../gateway/accounts/postgres/database.js');
+  const { migrate } = await import('../gateway/accounts/postgres/migrate.js');
+  const { PostgresLedger } = await import('../gateway/accounts/postgres/postgres-ledger.js');
+  const db = await openDatabase(databaseUrl);
+  try {
+    await migrate(db.sql);
+    const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 600_000 });
+    const wallets = Array.from({ length: 50 }, (_, i) => `0x${i.toString(16).padStart(40, '0')}`);
+    for (const wallet of wallets) await ledger.grant(wallet, 1_000_000_000);
+    const pairsPerSecond = async (walletOf: (worker: number) => string) => {
+      let pairs = 0;
+      const end = performance.now() + seconds * 1000;
+      await Promise.all(
+        Array.from({ length: 50 }, async (_, worker) => {
+          while (performance.now() < end) {
+            await ledger.settle(await ledger.reserve(walletOf(worker), 2), 1);
+            pairs++;
+          }
+        }),
+      );
+      return pairs / seconds;
+    };
+    return { oneWallet: await pairsPerSecond(() => wallets[0]), fiftyWallets: await pairsPerSecond((worker) => wallets[worker]) };
+  } finally {
+    await db.close();
+  }
+}
+
 /** pgbench -c1 on one row: the average latency of a one-row UPDATE commit, in ms. */
 function commitLatency(databaseUrl: string): number {
   const script = join(mkdtempSync(join(tmpdir(), 'switchyard-pgbench-')), 'commit.sql');
@@ -175,6 +208,7 @@ async function main(): Promise<void> {
     await bench`insert into bench_commit values (1, 0)`;
     await bench.end();
     const commitMs = commitLatency(databaseUrl);
+    const ceiling = await ledgerCeiling(databaseUrl, SECONDS);
 
     const upstream = await startRole('upstream');
     children.push(upstream.child);
@@ -201,6 +235,9 @@ async function main(): Promise<void> {
     const free1 = median(p50s.get(targets[0].name)!);
     console.log(`\npaid path, zero-latency upstream, median of ${RUNS} runs (${SECONDS} s windows); one wallet`);
     console.log(`PostgreSQL single-row commit latency (pgbench -c1, 5 s): ${commitMs.toFixed(3)} ms`);
+    const { oneWallet, fiftyWallets } = ceiling;
+    const pairs = `one wallet ${oneWallet.toFixed(0)}, 50 wallets ${fiftyWallets.toFixed(0)}`;
+    console.log(`ledger alone, 50 workers, reserve + settle pairs/s: ${pairs}`);
     console.log(`${'target'.padEnd(30)}  p50@1 ms  added vs (c)  req/s@50  × (c)`);
     for (const target of targets) {
       const p50 = median(p50s.get(target.name)!);
