@@ -102,10 +102,22 @@ describe('cluster mode, in-process gateways', { skip: services.skip }, () => {
     assert.equal(statuses.filter((s) => s === 429).length, 6);
   });
 
-  test('DATABASE_URL alone starts with the warning; a store down at start is an error naming it', async () => {
+  test('DATABASE_URL alone: a warning, a revocation elsewhere refused within 5 s; a store down at start names it', async () => {
     const alone = await clusterGateway({ REDIS_URL: '' });
     assert.ok(alone.logs.some((l) => l.level === 40 && String(l.msg).startsWith('cluster mode without REDIS_URL: rate limits')));
     assert.equal((await call(`${alone.url}/health`)).body.redis, 'off');
+    // Without Redis no broadcast reaches it: its key cache re-checks PostgreSQL every 5 s.
+    const { key, record } = await one.apiKeys.create({ address: alice, name: 'no-redis', verified: true });
+    assert.equal((await call(`${alone.url}/credits/balance`, { headers: authHeaders(key, alice) })).status, 200);
+    await one.apiKeys.revoke(alice, record.id);
+    const revokedAt = Date.now();
+    let status = 200;
+    while (status === 200 && Date.now() - revokedAt < 6_000) {
+      await sleep(100);
+      status = (await call(`${alone.url}/credits/balance`, { headers: authHeaders(key, alice) })).status;
+    }
+    assert.equal(status, 401);
+    assert.ok(Date.now() - revokedAt <= 5_200, `refused after ${Date.now() - revokedAt} ms`);
     const downPg = through(POSTGRES_URL, 9);
     const naming = (store: string) => (err: unknown) => err instanceof StoreUnavailable && err.message.startsWith(`${store} at `);
     await assert.rejects(clusterGateway({ DATABASE_URL: downPg }), naming('PostgreSQL'));
