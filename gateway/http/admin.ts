@@ -16,6 +16,7 @@ import { InvalidRequest } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
 import { requireAdmin } from './admin-auth.js';
 import { parseWalletAddress } from './wallet.js';
+import { balanceSchema, json, type RouteDoc } from './route-doc.js';
 
 /** The largest single grant: keeps every total a safe integer for a very long time. */
 export const MAX_GRANT = 1_000_000_000_000;
@@ -69,3 +70,34 @@ export function registerAdminRoutes(
     ctx.body = await deps.ledger.balance(walletParam(ctx.params.address, 'address'));
   });
 }
+
+const addressParam = z.object({ address: z.string().meta({ description: 'The wallet: 0x + 40 hex' }) });
+const idempotencyHeader = z.object({
+  'Idempotency-Key': z.string().min(1).max(255).meta({ description: 'A repeat returns the first result and grants nothing' }),
+});
+
+export const adminRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/admin/credits/grant',
+    tag: 'Admin',
+    summary: 'Grant credits to a wallet',
+    description: 'Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    headers: idempotencyHeader,
+    body: grantSchema,
+    response: { description: 'The new balance and the amount granted', content: json(balanceSchema.extend({ granted: z.number().int().positive() })) },
+    errors: [409],
+  },
+  {
+    method: 'get',
+    path: '/admin/credits/:address',
+    tag: 'Admin',
+    summary: 'Any wallet\'s balance',
+    description: 'Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    pathParams: addressParam,
+    response: { description: 'The balance', content: json(balanceSchema) },
+    errors: [400],
+  },
+];
