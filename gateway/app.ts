@@ -23,6 +23,7 @@ import { creditRouteDocs, registerCreditRoutes } from './http/credits.js';
 import { adminRouteDocs, registerAdminRoutes } from './http/admin.js';
 import { chatRouteDocs, registerChatRoutes } from './http/chat.js';
 import { buildOpenApiDocument, openApiRouteDocs, registerOpenApiRoutes } from './http/openapi.js';
+import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/playground.js';
 import { chatConcurrency } from './http/chat-concurrency.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
@@ -76,7 +77,7 @@ export function createApp(deps: AppDeps): Koa {
     }
     if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed();
   });
-  // 6. Routes. Open ones (health, metrics) take no wallet; every other route takes `gated`:
+  // 6. Routes. Open ones (health, metrics, the playground and docs pages) take no wallet; every other route takes `gated`:
   //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request
   //    budget → JSON body. Bodies are read only once the caller is known, and inside the route,
   //    so a route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
@@ -121,9 +122,11 @@ export function createApp(deps: AppDeps): Koa {
     ...creditRouteDocs,
     ...adminRouteDocs,
     ...openApiRouteDocs,
+    ...playgroundRouteDocs,
   ];
   const openApiOptions = { freeMode: config.freeMode, publicUrl: config.server.publicUrl, adminToken: config.adminToken !== undefined };
   registerOpenApiRoutes(router, buildOpenApiDocument(routeDocs, openApiOptions));
+  registerPlaygroundRoutes(router, { publicDir: defaultPublicDir() });
   app.use(router.routes());
   app.use(
     // No `throw`: the router then sets the `Allow` header a 405 must carry; step 5 adds the body.
