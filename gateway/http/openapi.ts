@@ -73,7 +73,7 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[], options: OpenA
         '`x-wallet-address`; with credits on they also send `Authorization: Bearer <key>` (both schemes apply together).' +
         (options.freeMode ? ' This gateway runs in free mode: the wallet header is enough and nothing is charged.' : ''),
     },
-    servers: [{ url: new URL(options.publicUrl).origin }],
+    servers: serversOf(options.publicUrl),
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     paths,
     components: {
@@ -116,6 +116,15 @@ export const openApiRouteDocs: RouteDoc[] = [
     response: { description: 'The OpenAPI document', content: { 'application/json': undefined } },
   },
 ];
+
+/**
+ * PUBLIC_URL (the address clients use), unless it still names port 0 (nothing set it and the
+ * port is ephemeral): then `/`, which readers resolve against where they fetched the document.
+ */
+function serversOf(publicUrl: string): JsonObject[] {
+  const url = new URL(publicUrl);
+  return url.port === '0' ? [{ url: '/' }] : [{ url: url.origin }];
+}
 
 /** `/auth/api-keys/:id` → `/auth/api-keys/{id}`. */
 export function openApiPath(koaPath: string): string {
