@@ -6,7 +6,8 @@ import { loadCaller } from './session.js';
 
 export class ApiError extends Error {
   constructor(
-    readonly status: number,
+    /** The HTTP status; null for an error inside a stream that had already answered 200. */
+    readonly status: number | null,
     readonly code: string,
     message: string,
     readonly retryAfter: string | null = null,

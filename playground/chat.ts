@@ -107,10 +107,10 @@ async function streamAnswer(model: string, messages: Message[], target: HTMLElem
   return content;
 }
 
-/** An in-stream error has no HTTP status of its own: read it from its type. */
-function statusOf(error: ErrorObject): number {
-  const byType: Record<string, number> = { insufficient_credits_error: 402, rate_limit_error: 429, upstream_error: 503 };
-  return byType[error.type] ?? 500;
+/** An in-stream error came after a 200: its type names the status only for credits and limits. */
+function statusOf(error: ErrorObject): number | null {
+  const byType: Record<string, number> = { insufficient_credits_error: 402, rate_limit_error: 429 };
+  return byType[error.type] ?? null;
 }
 
 /** The tool panel for one answer: rows as rounds start, completed from the trace at the end. */

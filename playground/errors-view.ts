@@ -17,11 +17,12 @@ export function showError(err: unknown): void {
   const banner = byId('error');
   banner.replaceChildren();
   if (err instanceof ApiError) {
-    banner.dataset.status = String(err.status);
+    if (err.status === null) delete banner.dataset.status;
+    else banner.dataset.status = String(err.status);
     banner.dataset.code = err.code;
-    const hint = HINTS[err.status];
+    const hint = err.status === null ? undefined : HINTS[err.status];
     const wait = err.status === 429 && err.retryAfter ? ` Retry after ${err.retryAfter} s.` : '';
-    banner.append(`${err.status} ${err.code}: ${err.message}`);
+    banner.append(`${err.status ?? 'The answer failed:'} ${err.code}: ${err.message}`);
     if (hint) banner.append(document.createElement('br'), hint + wait);
   } else {
     delete banner.dataset.status;

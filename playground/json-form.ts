@@ -58,7 +58,11 @@ function field(name: string, schema: Schema, required: boolean): { name: string;
     const select = h('select', { id, name }, h('option', { value: '' }, required ? 'choose…' : '(none)'));
     for (const option of schema.enum) select.append(h('option', { value: JSON.stringify(option) }, String(option)));
     if (schema.default !== undefined) select.value = JSON.stringify(schema.default);
-    return { name, element: h('div', { class: 'field' }, label, select, hint), read: () => (select.value ? JSON.parse(select.value) : missing()) };
+    return {
+      name,
+      element: h('div', { class: 'field' }, label, select, hint),
+      read: () => (select.value ? (JSON.parse(select.value) as unknown) : missing()),
+    };
   }
   if (type === 'boolean') {
     const box = h('input', { id, name, type: 'checkbox', checked: schema.default === true });
@@ -78,10 +82,11 @@ function field(name: string, schema: Schema, required: boolean): { name: string;
     if (typeof schema.default === 'string') input.placeholder = schema.default;
     return { name, element: h('div', { class: 'field' }, label, input, hint), read: () => (input.value === '' ? missing() : input.value) };
   }
+  const jsonHint = schema.description ? `JSON: ${schema.description}` : 'JSON';
   const area = h('textarea', { id, name, rows: '3', placeholder: type === 'array' ? '["…"]' : '{"…": …}' });
   return {
     name,
-    element: h('div', { class: 'field' }, label, area, h('span', { class: 'hint' }, `JSON${schema.description ? `: ${schema.description}` : ''}`)),
+    element: h('div', { class: 'field' }, label, area, h('span', { class: 'hint' }, jsonHint)),
     read() {
       if (area.value.trim() === '') return missing();
       try {

@@ -86,7 +86,10 @@ export const adminRouteDocs: RouteDoc[] = [
     access: 'admin',
     headers: idempotencyHeader,
     body: grantSchema,
-    response: { description: 'The new balance and the amount granted', content: json(balanceSchema.extend({ granted: z.number().int().positive() })) },
+    response: {
+      description: 'The new balance and the amount granted',
+      content: json(balanceSchema.extend({ granted: z.number().int().positive() })),
+    },
     errors: [409],
   },
   {

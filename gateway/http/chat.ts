@@ -214,7 +214,10 @@ export const chatRouteDocs: RouteDoc[] = [
     response: {
       description: 'The completion, or its event stream',
       content: { 'application/json': completionSchema, 'text/event-stream': chunkSchema },
-      headers: { 'x-credits-charged': 'Credits this answer cost (JSON answers, credits on)', 'x-credits-remaining': 'The balance after it' },
+      headers: {
+        'x-credits-charged': 'Credits this answer cost (JSON answers, credits on)',
+        'x-credits-remaining': 'The balance after it',
+      },
     },
     errors: [402, 404, 502, 503, 504],
   },

@@ -135,7 +135,13 @@ function operation(route: RouteDoc, options: OpenApiOptions): JsonObject {
   const parameters = [
     ...parametersOf(route.pathParams, 'path'),
     ...parametersOf(route.headers, 'header'),
-    { name: 'x-request-id', in: 'header', required: false, description: 'Your own request id, echoed back', schema: { type: 'string', maxLength: 64 } },
+    {
+      name: 'x-request-id',
+      in: 'header',
+      required: false,
+      description: 'Your own request id, echoed back',
+      schema: { type: 'string', maxLength: 64 },
+    },
   ];
   const op: JsonObject = {
     tags: [route.tag],
@@ -179,7 +185,11 @@ function responsesOf(route: RouteDoc): JsonObject {
     Object.entries(route.response.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
   );
   const responses: JsonObject = {
-    200: { description: route.response.description, headers: { ...requestId, ...extraHeaders }, content: contentOf(route.response.content) },
+    200: {
+      description: route.response.description,
+      headers: { ...requestId, ...extraHeaders },
+      content: contentOf(route.response.content),
+    },
   };
   const statuses = new Set([...ACCESS_ERRORS[route.access], ...(route.body ? BODY_ERRORS : []), ...(route.errors ?? []), 500]);
   const errorSchema = route.errorBody ? schemaOf(route.errorBody, 'output') : { $ref: '#/components/schemas/ErrorBody' };

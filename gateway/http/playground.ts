@@ -91,7 +91,8 @@ async function statBuilt(publicDir: string, file: string): Promise<{ size: numbe
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     if (file.endsWith('.html')) {
-      throw new GatewayError({ status: 503, code: 'playground_not_built', message: 'The playground is not built: run npm run build.', cause: err });
+      const message = 'The playground is not built: run npm run build.';
+      throw new GatewayError({ status: 503, code: 'playground_not_built', message, cause: err });
     }
     throw new NotFound(`No static file "${file}".`, 'not_found', 'file');
   }

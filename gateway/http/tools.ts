@@ -133,7 +133,9 @@ export const toolRouteDocs: RouteDoc[] = [
     path: '/v1/tools/execute',
     tag: 'Tools',
     summary: 'Run one tool directly',
-    description: `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. Every failure carries \`ok: false\` and \`tool\` beside \`error\`.`,
+    description:
+      `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. ` +
+      'Every failure carries `ok: false` and `tool` beside `error`.',
     access: 'gated',
     body: executeBody,
     response: { description: 'The tool\'s result', content: json(executeResultSchema) },

@@ -43,7 +43,8 @@ function patientOperator(json: Record<string, unknown>): void {
 
 /** The tool's answer, then the model's: the second upstream call waits, so the panel shows the running round. */
 function scriptToolRound(text: string, answer: string): void {
-  upstream.script({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text }) }] }, { text: answer.split(' ').map((w, i) => (i ? ` ${w}` : w)), delayMs: 1_500 });
+  const chunks = answer.split(' ').map((word, i) => (i ? ` ${word}` : word));
+  upstream.script({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text }) }] }, { text: chunks, delayMs: 1_500 });
 }
 
 describe('playground in free mode', { skip }, () => {

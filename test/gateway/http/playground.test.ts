@@ -91,9 +91,8 @@ describe('before the build', () => {
   test('the pages answer 503 playground_not_built; a missing script is 404', async () => {
     const page = await fetch(`${url}/`);
     assert.equal(page.status, 503);
-    assert.deepEqual(await page.json(), {
-      error: { message: 'The playground is not built: run npm run build.', type: 'upstream_error', code: 'playground_not_built', param: null },
-    });
+    const message = 'The playground is not built: run npm run build.';
+    assert.deepEqual(await page.json(), { error: { message, type: 'upstream_error', code: 'playground_not_built', param: null } });
     assert.equal((await fetch(`${url}/static/app.js`)).status, 404);
   });
 });
