@@ -57,15 +57,19 @@ export function setUpChat(afterAnswer: () => void): { loadModels(): Promise<void
     input.value = '';
     send.disabled = true;
     history.push({ role: 'user', content: text });
-    log.append(h('div', { class: 'message user' }, text));
+    const question = h('div', { class: 'message user' }, text);
     const answer = h('div', { class: 'message assistant streaming' });
-    log.append(answer);
+    log.append(question, answer);
     try {
       const content = await streamAnswer(picker.value, history, answer);
       history.push({ role: 'assistant', content });
     } catch (err) {
+      // Unanswered: the question goes back into the box to send again, and out of the conversation.
+      question.remove();
       answer.remove();
       history.pop();
+      input.value = text;
+      byId('tool-summary').textContent = 'The answer failed: see the error above.';
       showError(err);
     } finally {
       answer.classList.remove('streaming');

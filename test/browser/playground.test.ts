@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/upstream/scripted-upstream.js';
 import { startChatGateway } from '../gateway/chat/chat-harness.js';
-import { WALLET_CHECKSUMMED, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, WALLET_CHECKSUMMED, type TestGateway } from '../helpers/gateway.js';
 import { chromiumSkip, cspViolations, launchChromium, screenshot, type LaunchedChromium } from './chromium.js';
 import { injectTestWallet } from './test-wallet.js';
 
@@ -193,6 +193,44 @@ describe('playground with credits on', { skip }, () => {
       assert.match(await page.locator('#chat-credits').innerText(), /^1 credits charged, 99 left$/);
       await page.locator('#balance', { hasText: '99 credits (deposited 100, spent 1)' }).waitFor();
       await screenshot(page, 'playground-credits-chat');
+      assert.deepEqual(violations, []);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('playground errors from the API', { skip }, () => {
+  let gateway: TestGateway;
+  before(async () => {
+    // Upstreams on a closed port (the test config's default), and a budget of 5 requests per wallet.
+    gateway = await startTestGateway({ config: (json) => void (json.limits = { perWallet: { points: 5, durationSec: 60 } }) });
+  });
+  after(() => gateway?.stop());
+
+  test('503 when the model is down, then 429 with its Retry-After', async () => {
+    const { page, violations, close } = await openPage();
+    try {
+      await page.goto(gateway.url);
+      await page.fill('#wallet-address', WALLET_CHECKSUMMED);
+      await page.click('#use-wallet'); // models, tools, balance: 3 of the 5
+      await page.locator('#tool option[value="list_tools"]').waitFor({ state: 'attached' });
+      await page.locator('#balance', { hasText: '0 credits' }).waitFor();
+
+      await page.fill('#chat-input', 'Anyone there?'); // the 4th, and the balance after it the 5th
+      await page.click('#chat-send');
+      const banner = page.locator('#error');
+      await banner.and(page.locator('[data-status="503"]')).waitFor();
+      assert.match(await banner.innerText(), /^503 \w+: .+\nThe service is unavailable right now\.$/);
+      assert.equal(await page.locator('.message').count(), 0, 'no half answer is left behind');
+      assert.equal(await page.locator('#chat-input').inputValue(), 'Anyone there?', 'the question is back in the box');
+      await page.locator('#chat-send:not([disabled])').waitFor();
+      await screenshot(page, 'playground-errors-503');
+
+      await page.click('#tool-run');
+      await banner.and(page.locator('[data-status="429"]')).waitFor();
+      assert.match(await banner.innerText(), /^429 rate_limited: .+\nRate limited: wait and try again\. Retry after \d+ s\.$/);
+      await screenshot(page, 'playground-errors-429');
       assert.deepEqual(violations, []);
     } finally {
       await close();
