@@ -113,6 +113,27 @@ describe('GET /openapi.json', () => {
     );
   });
 
+  test('the documented request bodies accept and refuse what the routes accept and refuse', async () => {
+    const cases: Array<[path: string, body: unknown]> = [
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], temperature: 1 }],
+      ['/v1/chat/completions', { messages: [] }],
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], temperature: 3 }],
+      ['/v1/chat/completions', { messages: [{ role: 'robot', content: 'hi' }] }],
+      ['/v1/tools/execute', { tool: 'echo', args: { text: 'a' } }],
+      ['/v1/tools/execute', { tool: '' }],
+      ['/auth/api-keys', { name: 'laptop' }],
+      ['/auth/api-keys', { name: 'laptop', extra: 1 }],
+    ];
+    for (const [path, body] of cases) {
+      const schema = resolved.paths[path].post.requestBody.content['application/json'].schema;
+      const documentSays = ajv.validate(schema, body);
+      const res = await fetch(`${gateway.url}${path}`, { method: 'POST', headers: walletHeaders(), body: JSON.stringify(body) });
+      await res.arrayBuffer();
+      // A valid chat body reaches the (unscripted) upstream, so anything but a 400 counts as accepted.
+      assert.equal(res.status !== 400, documentSays, `${path} ${JSON.stringify(body)}: document ${documentSays}, route ${res.status}`);
+    }
+  });
+
   test('error responses: the OpenAI shape, Retry-After on 429, ok/tool on /v1/tools/execute', () => {
     const chat = document.paths['/v1/chat/completions'].post.responses;
     for (const status of ['400', '401', '402', '403', '413', '415', '429', '500', '502', '503', '504']) {
