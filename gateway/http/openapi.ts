@@ -32,6 +32,8 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'Insufficient credits (`insufficient_credits`, naming the balance)',
   403: 'The key belongs to another wallet (`wallet_mismatch`)',
   404: 'Unknown model, tool, key or route',
+  405: 'Method not allowed for this route (`Allow` lists the methods)',
+  406: 'The `Accept` header allows no media type this route answers with',
   409: 'Conflict (too many keys, an idempotency key reused for another grant)',
   413: 'The body is larger than the limit (`request_too_large`)',
   415: 'The body is not JSON (`unsupported_media_type`) or its encoding is unsupported',

@@ -20,7 +20,7 @@ export type RouteAccess = 'open' | 'wallet' | 'gated' | 'key-of-wallet' | 'admin
 export type MediaContent = Record<string, z.ZodType | undefined>;
 
 export interface RouteDoc {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** The Koa path as registered, e.g. `/auth/api-keys/:id`. */
   path: string;
   tag: string;
