@@ -1,7 +1,8 @@
 /**
  * The chat: a model picker, the conversation, and a streamed answer. The tool panel lists each
- * tool round as the stream announces it (`: tool <name>` comments), then fills in the arguments,
- * duration and outcome from the final chunk's `tool_trace`, and shows the credits charged.
+ * tool call as the stream announces it (`: tool <name>`), fills in its arguments, duration and
+ * outcome as its round ends (`: tool_result <trace entry>`), settles on the final chunk's
+ * `tool_trace`, and shows the credits charged.
  */
 import { apiFetch, apiJson, ApiError, type ErrorObject } from './api.js';
 import { byId, h, pretty } from './dom.js';
@@ -91,8 +92,10 @@ async function streamAnswer(model: string, messages: Message[], target: HTMLElem
   let content = '';
   for await (const event of readSse(response.body)) {
     if ('comment' in event) {
-      const tool = /^tool (.+)$/.exec(event.comment)?.[1];
-      if (tool) panel.running(tool);
+      const started = /^tool (.+)$/.exec(event.comment)?.[1];
+      if (started) panel.running(started);
+      const finished = /^tool_result (\{.*\})$/.exec(event.comment)?.[1];
+      if (finished) panel.done(JSON.parse(finished) as TraceEntry);
       continue;
     }
     if (event.data === '[DONE]') break;
@@ -111,6 +114,17 @@ async function streamAnswer(model: string, messages: Message[], target: HTMLElem
   return content;
 }
 
+function traceRow(entry: TraceEntry): HTMLElement {
+  return h(
+    'li',
+    { class: `tool-row ${entry.ok ? 'ok' : 'failed'}`, 'data-tool': entry.tool },
+    h('strong', {}, entry.tool),
+    ` round ${entry.round} · ${Math.round(entry.duration_ms)} ms · `,
+    h('span', { class: 'outcome' }, entry.ok ? 'ok' : `error ${entry.error?.code ?? ''}: ${entry.error?.message ?? ''}`),
+    h('pre', { class: 'tool-args' }, pretty(entry.arguments)),
+  );
+}
+
 /** An in-stream error came after a 200: its type names the status only for credits and limits. */
 function statusOf(error: ErrorObject): number | null {
   const byType: Record<string, number> = { insufficient_credits_error: 402, rate_limit_error: 429 };
@@ -124,6 +138,7 @@ function toolPanel() {
   rows.replaceChildren();
   summary.textContent = 'Waiting for the model…';
   let charged = false;
+  /** Rows of calls announced and not finished yet, in order. */
   const running: HTMLElement[] = [];
   return {
     running(tool: string) {
@@ -132,19 +147,16 @@ function toolPanel() {
       rows.append(row);
       summary.textContent = `Running ${tool}…`;
     },
+    done(entry: TraceEntry) {
+      const index = running.findIndex((row) => row.dataset.tool === entry.tool);
+      const row = traceRow(entry);
+      if (index === -1) rows.append(row);
+      else running.splice(index, 1)[0].replaceWith(row);
+      summary.textContent = running.length ? `Running ${running.map((r) => r.dataset.tool).join(', ')}…` : 'Waiting for the model…';
+    },
     finished(trace: TraceEntry[]) {
-      rows.replaceChildren(
-        ...trace.map((entry) =>
-          h(
-            'li',
-            { class: `tool-row ${entry.ok ? 'ok' : 'failed'}`, 'data-tool': entry.tool },
-            h('strong', {}, entry.tool),
-            ` round ${entry.round} · ${Math.round(entry.duration_ms)} ms · `,
-            h('span', { class: 'outcome' }, entry.ok ? 'ok' : `error ${entry.error?.code ?? ''}: ${entry.error?.message ?? ''}`),
-            h('pre', { class: 'tool-args' }, pretty(entry.arguments)),
-          ),
-        ),
-      );
+      running.length = 0;
+      rows.replaceChildren(...trace.map(traceRow));
       summary.textContent = trace.length ? `${trace.length} tool call(s)` : 'No tools were needed.';
     },
     credits(text: string) {

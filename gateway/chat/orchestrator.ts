@@ -50,6 +50,8 @@ export interface ChatSink {
   content(text: string): void;
   /** A tool round is starting with these tools. */
   toolsRunning(tools: string[]): void;
+  /** A tool round finished: its calls, as `tool_trace` will list them (so a stream can show them live). */
+  toolsDone?(entries: ToolTraceEntry[]): void;
   /** Backpressure: a promise while the client cannot take more, else undefined (see StreamChatOptions). */
   drained(): Promise<void> | undefined;
 }
@@ -244,6 +246,7 @@ export class ChatOrchestrator {
           promptChars += messageChars(m);
         }
         trace.push(...results.trace);
+        sink.toolsDone?.(results.trace);
       }
 
       if (estimated) {

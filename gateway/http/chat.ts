@@ -93,6 +93,10 @@ async function streamAnswer(
     toolsRunning(tools) {
       for (const tool of tools) sse.comment(`tool ${tool}`);
     },
+    // Comments, so OpenAI clients skip them; the playground's tool panel reads them live.
+    toolsDone(entries) {
+      for (const entry of entries) sse.comment(`tool_result ${JSON.stringify(entry)}`);
+    },
     drained: () => sse.drained(),
   };
   try {
@@ -180,7 +184,7 @@ const completionSchema = z.object({
 
 /**
  * One `data:` event of a streamed answer. Comments (`: tool <name>` as a tool round starts,
- * `: keepalive`) come between them, and `data: [DONE]` ends the stream.
+ * `: tool_result <trace entry>` as it ends, `: keepalive`) come between them, and `data: [DONE]` ends the stream.
  */
 const chunkSchema = z.object({
   id: z.string(),
@@ -208,7 +212,8 @@ export const chatRouteDocs: RouteDoc[] = [
     summary: 'Chat with automatic tool orchestration',
     description:
       'The gateway runs up to 8 rounds of its own tools and answers once: as JSON, or with `stream: true` as Server-Sent ' +
-      'Events (`chat.completion.chunk` events, `: tool <name>` comments as tool rounds start, then `data: [DONE]`).',
+      'Events (`chat.completion.chunk` events, `: tool <name>` comments as tool rounds start and `: tool_result <JSON trace ' +
+      'entry>` as each call of a round ends, then `data: [DONE]`).',
     access: 'gated',
     body: chatRequestSchema,
     response: {

@@ -41,10 +41,15 @@ function patientOperator(json: Record<string, unknown>): void {
   (json.models as Array<{ upstream: Record<string, unknown> }>)[1].upstream.timeoutMs = 30_000;
 }
 
-/** The tool's answer, then the model's: the second upstream call waits, so the panel shows the running round. */
-function scriptToolRound(text: string, answer: string): void {
+/**
+ * One tool round (echo, plus `sleep` for `sleepMs` when asked, so the round stays visibly running),
+ * then the answer in words; the second upstream call waits, so the finished round shows before it.
+ */
+function scriptToolRound(text: string, answer: string, sleepMs?: number): void {
   const chunks = answer.split(' ').map((word, i) => (i ? ` ${word}` : word));
-  upstream.script({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text }) }] }, { text: chunks, delayMs: 1_500 });
+  const calls = [{ name: 'echo', arguments: JSON.stringify({ text }) }];
+  if (sleepMs !== undefined) calls.push({ name: 'sleep', arguments: JSON.stringify({ ms: sleepMs }) });
+  upstream.script({ toolCalls: calls }, { text: chunks, delayMs: 1_500 });
 }
 
 describe('playground in free mode', { skip }, () => {
@@ -65,17 +70,25 @@ describe('playground in free mode', { skip }, () => {
       await page.locator('#model option[value="svc-8b-operator"]').waitFor({ state: 'attached' });
       await page.selectOption('#model', 'svc-8b-operator');
 
-      scriptToolRound('ping', 'The echo said ping.');
+      scriptToolRound('ping', 'The echo said ping.', 1_500);
       await page.fill('#chat-input', 'Echo ping, please.');
       await page.click('#chat-send');
-      const running = page.locator('#tool-rows .tool-row.running[data-tool="echo"]');
-      await running.waitFor();
-      assert.match(await running.innerText(), /echo running/);
+      const running = page.locator('#tool-rows .tool-row.running');
+      await running.nth(1).waitFor();
+      assert.deepEqual(await running.allInnerTexts(), ['echo running…', 'sleep running…']);
       await screenshot(page, 'playground-free-tool-running');
+
+      // The round's outcome shows while the model is still working on its answer.
+      const done = page.locator('#tool-rows .tool-row.ok[data-tool="echo"]');
+      await page.locator('#tool-rows .tool-row.ok[data-tool="sleep"]').waitFor();
+      assert.equal(await page.locator('.message.assistant.streaming').count(), 1, 'the answer is still streaming');
+      assert.match(await done.innerText(), /round 1 · \d+ ms · ok/);
+      const slept = /round 1 · (\d+) ms · ok/.exec(await page.locator('#tool-rows .tool-row[data-tool="sleep"]').innerText());
+      assert.ok(Number(slept?.[1]) >= 1_500, `sleep took ${slept?.[1]} ms`);
+      await screenshot(page, 'playground-free-tool-done-live');
 
       await page.locator('.message.assistant:not(.streaming)').waitFor();
       assert.equal(await page.locator('.message.assistant').innerText(), 'The echo said ping.');
-      const done = page.locator('#tool-rows .tool-row.ok[data-tool="echo"]');
       assert.match(await done.innerText(), /round 1 · \d+ ms · ok/);
       assert.deepEqual(JSON.parse(await done.locator('.tool-args').innerText()), { text: 'ping' });
       assert.equal(await page.locator('#chat-credits').innerText(), 'Nothing charged (free mode, or credits off)');

@@ -206,11 +206,15 @@ describe('answers match the document', () => {
       headers: wallet,
       body: JSON.stringify({ stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'go' }] }),
     });
-    const chunks = (await stream.text())
-      .split('\n\n')
-      .filter((block) => block.startsWith('data: {'))
-      .map((block) => JSON.parse(block.slice('data: '.length)) as Json);
+    const blocks = (await stream.text()).split('\n\n');
+    const chunks = blocks.filter((block) => block.startsWith('data: {')).map((block) => JSON.parse(block.slice('data: '.length)) as Json);
     assert.ok(chunks.some((c) => c.tool_trace?.length === 1) && chunks.some((c) => c.usage));
+    // The round's `: tool_result` comment carries the trace entry the final chunk lists.
+    const results = blocks.filter((block) => block.startsWith(': tool_result ')).map((block) => JSON.parse(block.slice(14)) as Json);
+    assert.deepEqual(results, chunks.find((c) => c.tool_trace)?.tool_trace);
+    const completionSchema = resolved.paths['/v1/chat/completions'].post.responses[200].content['application/json'].schema;
+    const entrySchema = completionSchema.properties.tool_trace.items;
+    assert.ok(ajv.validate(entrySchema, results[0]), ajv.errorsText());
     for (const chunk of chunks) assertConforms('post', '/v1/chat/completions', 200, chunk, 'text/event-stream');
   });
 
