@@ -124,8 +124,7 @@ export const openApiRouteDocs: RouteDoc[] = [
  * port is ephemeral): then `/`, which readers resolve against where they fetched the document.
  */
 function serversOf(publicUrl: string): JsonObject[] {
-  const url = new URL(publicUrl);
-  return url.port === '0' ? [{ url: '/' }] : [{ url: url.origin }];
+  return new URL(publicUrl).port === '0' ? [{ url: '/' }] : [{ url: publicUrl }];
 }
 
 /** `/auth/api-keys/:id` → `/auth/api-keys/{id}`. */
@@ -198,7 +197,9 @@ function responsesOf(route: RouteDoc): JsonObject {
   for (const status of [...statuses].sort((a, b) => a - b)) {
     const description = STATUS_TEXT[status];
     if (!description) throw new Error(`No description for status ${status} (${route.method.toUpperCase()} ${route.path})`);
-    const headers = status === 429 ? { ...requestId, 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : requestId;
+    // 429 always says when to come back; a 503 does when it knows (a tool server restarting).
+    const retry = status === 429 || status === 503;
+    const headers = retry ? { ...requestId, 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : requestId;
     responses[status] = { description, headers, content: { 'application/json': { schema: errorSchema } } };
   }
   return responses;

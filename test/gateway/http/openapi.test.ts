@@ -59,6 +59,7 @@ describe('GET /openapi.json', () => {
   test('is a valid OpenAPI 3.1 document that needs no wallet header', () => {
     assert.equal(document.openapi, '3.1.0');
     assert.equal(document.info.version, '1.0.0');
+    assert.deepEqual(document.servers, [{ url: '/' }], 'PUBLIC_URL unset and port 0: relative to the document');
     assert.equal(document.paths['/openapi.json'].get.security.length, 0);
   });
 
@@ -87,9 +88,10 @@ describe('GET /openapi.json', () => {
     assert.deepEqual(document.paths['/metrics'].get.security, [{ adminToken: [] }]);
     assert.deepEqual(document.paths['/health'].get.security, []);
 
-    const paid = await startTestGateway({ config: (json) => void (json.freeMode = false) });
+    const paid = await startTestGateway({ config: (json) => void (json.freeMode = false), env: { PUBLIC_URL: 'https://gw.example/sy' } });
     try {
       const doc = (await (await fetch(`${paid.url}/openapi.json`)).json()) as Json;
+      assert.deepEqual(doc.servers, [{ url: 'https://gw.example/sy' }]);
       assert.deepEqual(doc.paths['/v1/chat/completions'].post.security, [{ walletAddress: [], bearerKey: [] }]);
       assert.deepEqual(doc.paths['/metrics'].get.security, [], 'no ADMIN_TOKEN: /metrics is open');
     } finally {
