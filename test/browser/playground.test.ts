@@ -122,6 +122,15 @@ describe('playground in free mode', { skip }, () => {
       assert.deepEqual(JSON.parse(await page.locator('#tool-result').innerText()), { text: 'hello from the explorer' });
       assert.equal(await page.locator('#error').isHidden(), true);
       await screenshot(page, 'playground-free-explorer');
+
+      // An integer field becomes a number input, and its value is sent as a number.
+      await page.selectOption('#tool', 'sleep');
+      assert.equal(await page.locator('#arg-ms').getAttribute('type'), 'number');
+      assert.equal(await page.locator('#arg-ms').getAttribute('step'), '1');
+      await page.fill('#arg-ms', '25');
+      await page.click('#tool-run');
+      await page.locator('#tool-result').filter({ hasText: 'slept' }).waitFor();
+      assert.deepEqual(JSON.parse(await page.locator('#tool-result').innerText()), { slept: 25 });
       assert.deepEqual(violations, []);
     } finally {
       await close();
