@@ -35,6 +35,10 @@ export function setUpChat(afterAnswer: () => void): { loadModels(): Promise<void
   const form = byId<HTMLFormElement>('chat-form');
   const input = byId<HTMLTextAreaElement>('chat-input');
   const send = byId<HTMLButtonElement>('chat-send');
+  const stop = byId<HTMLButtonElement>('chat-stop');
+  let answering: AbortController | undefined;
+  // Closing the connection is how a client cancels: the gateway stops the model and the tools.
+  stop.addEventListener('click', () => answering?.abort());
   const log = byId('chat-log');
   const picker = byId<HTMLSelectElement>('model');
   const history: Message[] = [];
@@ -57,14 +61,25 @@ export function setUpChat(afterAnswer: () => void): { loadModels(): Promise<void
     clearError();
     input.value = '';
     send.disabled = true;
+    stop.hidden = false;
+    answering = new AbortController();
+    const { signal } = answering;
     history.push({ role: 'user', content: text });
     const question = h('div', { class: 'message user' }, text);
     const answer = h('div', { class: 'message assistant streaming' });
     log.append(question, answer);
     try {
-      const content = await streamAnswer(picker.value, history, answer);
+      const content = await streamAnswer(picker.value, history, answer, signal);
       history.push({ role: 'assistant', content });
     } catch (err) {
+      if (signal.aborted) {
+        // Stopped: what came so far stays, marked, and is part of the conversation.
+        answer.classList.add('stopped');
+        answer.dataset.note = answer.textContent ? ' (stopped)' : '(stopped before any answer)';
+        history.push({ role: 'assistant', content: answer.textContent ?? '' });
+        byId('tool-summary').textContent = 'Stopped.';
+        return;
+      }
       // Unanswered: the question goes back into the box to send again, and out of the conversation.
       question.remove();
       answer.remove();
@@ -75,6 +90,8 @@ export function setUpChat(afterAnswer: () => void): { loadModels(): Promise<void
     } finally {
       answer.classList.remove('streaming');
       send.disabled = false;
+      stop.hidden = true;
+      answering = undefined;
       afterAnswer();
     }
   });
@@ -83,10 +100,11 @@ export function setUpChat(afterAnswer: () => void): { loadModels(): Promise<void
 }
 
 /** Stream one answer into `target`; returns its text, or throws an ApiError (before or inside the stream). */
-async function streamAnswer(model: string, messages: Message[], target: HTMLElement): Promise<string> {
+async function streamAnswer(model: string, messages: Message[], target: HTMLElement, signal: AbortSignal): Promise<string> {
   const panel = toolPanel();
   const response = await apiFetch('v1/chat/completions', {
     body: { model: model || undefined, messages, stream: true, stream_options: { include_usage: true } },
+    signal,
   });
   if (!response.body) throw new Error('The answer has no body.');
   let content = '';

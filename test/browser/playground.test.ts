@@ -13,6 +13,7 @@ import { startChatGateway } from '../gateway/chat/chat-harness.js';
 import { startTestGateway, WALLET_CHECKSUMMED, type TestGateway } from '../helpers/gateway.js';
 import { chromiumSkip, cspViolations, launchChromium, screenshot, type LaunchedChromium } from './chromium.js';
 import { injectTestWallet } from './test-wallet.js';
+import { waitFor } from '../gateway/tools/fixture-servers.js';
 
 const skip = chromiumSkip();
 const UI_TIMEOUT_MS = 15_000;
@@ -99,6 +100,34 @@ describe('playground in free mode', { skip }, () => {
       await screenshot(page, 'playground-free-chat-done');
       assert.deepEqual(violations, []);
     } finally {
+      await close();
+    }
+  });
+
+  test('Stop closes the stream: the gateway cancels the upstream call, the partial answer stays marked', async () => {
+    const { page, violations, close } = await openPage();
+    try {
+      await page.goto(gateway.url);
+      await page.fill('#wallet-address', WALLET_CHECKSUMMED);
+      await page.click('#use-wallet');
+      await page.locator('#model option').first().waitFor({ state: 'attached' });
+      upstream.script({ text: ['Counting:', ' one,', ' two,', ' three.'], holdLast: true });
+      await page.fill('#chat-input', 'Count slowly.');
+      await page.click('#chat-send');
+      await upstream.held();
+      await page.locator('.message.assistant.streaming', { hasText: 'Counting: one, two,' }).waitFor();
+      await page.click('#chat-stop');
+      const stopped = page.locator('.message.assistant.stopped');
+      await stopped.waitFor();
+      assert.equal(await stopped.innerText(), 'Counting: one, two,');
+      assert.equal(await stopped.getAttribute('data-note'), ' (stopped)');
+      assert.equal(await page.locator('#chat-stop').isHidden(), true);
+      assert.equal(await page.locator('#error').isHidden(), true, 'stopping is not an error');
+      await waitFor('the upstream call to be cancelled', () => upstream.requests.at(-1)?.aborted === true, 5_000);
+      await screenshot(page, 'playground-free-stopped');
+      assert.deepEqual(violations, []);
+    } finally {
+      upstream.release();
       await close();
     }
   });
