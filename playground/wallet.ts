@@ -111,7 +111,9 @@ export function setUpWallet(onCallerChange: () => void): { refreshBalance(): Pro
   byId('save-key').addEventListener('click', () => {
     clearError();
     const key = keyInput.value.trim();
-    saveCaller({ wallet: loadCaller().wallet, key });
+    // The key goes with the address in the box, even if "Use address" was not pressed first.
+    const typed = walletInput.value.trim();
+    saveCaller({ wallet: isAddress(typed, { strict: false }) ? typed : loadCaller().wallet, key });
     showKeyStatus(key ? 'Pasted key kept for this browser session.' : 'No key.');
     onCallerChange();
     void refreshBalance();

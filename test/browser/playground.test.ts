@@ -245,6 +245,22 @@ describe('playground with credits on', { skip }, () => {
       await page.locator('#balance', { hasText: '99 credits (deposited 100, spent 1)' }).waitFor();
       await screenshot(page, 'playground-credits-chat');
       assert.deepEqual(violations, []);
+
+      // Another tab starts without the key (session storage is per tab); pasting it works.
+      const key = stored.session as string;
+      const other = await openPage();
+      try {
+        await other.page.goto(gateway.url);
+        assert.equal(await other.page.locator('#api-key').inputValue(), '');
+        await other.page.fill('#wallet-address', account.address);
+        await other.page.fill('#api-key', key);
+        await other.page.click('#save-key');
+        await other.page.locator('#balance', { hasText: '99 credits' }).waitFor();
+        await other.page.locator('#tool option[value="echo"]').waitFor({ state: 'attached' });
+        assert.deepEqual(other.violations, []);
+      } finally {
+        await other.close();
+      }
     } finally {
       await close();
     }
