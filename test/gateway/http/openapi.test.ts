@@ -71,6 +71,8 @@ describe('GET /openapi.json', () => {
     const extra = documented.filter((route) => !served.includes(route));
     const why = 'served but not in /openapi.json (missing), or documented but not served (extra)';
     assert.deepEqual({ missing, extra }, { missing: [], extra: [] }, why);
+    const operationIds = Object.values(document.paths as Json).flatMap((item) => Object.values(item as Json).map((op) => op.operationId));
+    assert.equal(new Set(operationIds).size, served.length, `operationIds are unique: ${operationIds.join(', ')}`);
   });
 
   test('the security schemes are the wallet header and the bearer key together; free mode also allows the header alone', async () => {
