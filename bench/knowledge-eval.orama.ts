@@ -118,6 +118,7 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
       snippet: '',
       score: hit.score,
       source_url: '',
+      as_of: '',
       matchedTerms: matched.length,
       coverage: matched.length / terms.length,
       distinctiveWeight: [...words].some((word) => ownNames.get(doc.projectId)?.has(word)) ? 1 : Math.max(0, ...matched.map((term) => weights.weight(term))),

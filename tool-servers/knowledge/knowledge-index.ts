@@ -17,6 +17,8 @@ export interface KnowledgeHit {
   /** BM25+ score after field boosts, rounded to 3 decimals. Comparable within one query only. */
   score: number;
   source_url: string;
+  /** The date the page's facts were checked (its front matter's as_of), so a reader can judge how fresh they are. */
+  as_of: string;
 }
 
 /**
@@ -106,6 +108,7 @@ export interface Chunk {
   section: string;
   text: string;
   sourceUrl: string;
+  asOf: string;
 }
 
 // Name and aliases (with the token symbol) are copied into every chunk of a project and boosted,
@@ -187,6 +190,7 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       snippet: bestSnippet(chunk.text, new Set(result.terms)),
       score: Math.round(result.score * 1000) / 1000,
       source_url: chunk.sourceUrl,
+      as_of: chunk.asOf,
       matchedTerms: matched.length,
       coverage: matched.length / words.length,
       distinctiveWeight:
@@ -233,6 +237,7 @@ export function sectionChunks(project: CorpusProject): Chunk[] {
     section: section.heading,
     text: section.text,
     sourceUrl: sourceUrlFor(project, section.heading),
+    asOf: project.as_of,
   }));
 }
 

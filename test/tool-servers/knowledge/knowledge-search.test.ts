@@ -90,13 +90,14 @@ describe('knowledge_search over the real corpus', () => {
     }
   });
 
-  test('a hit carries project, title, section, a bounded snippet from the section, a score and its source', async () => {
+  test('a hit carries project, title, section, a bounded snippet from the section, a score, its source and the page\'s as_of date', async () => {
     const { results } = await knowledge.call({ query: 'How many SKY do I get for one MKR?', limit: 1 });
     assert.equal(results.length, 1);
     const [hit] = results;
-    assert.deepEqual(Object.keys(hit), ['project', 'title', 'section', 'snippet', 'score', 'source_url']);
+    assert.deepEqual(Object.keys(hit), ['project', 'title', 'section', 'snippet', 'score', 'source_url', 'as_of']);
     assert.equal(hit.title, 'Sky — Token');
     assert.equal(hit.source_url, 'https://developers.sky.money');
+    assert.equal(hit.as_of, '2025-06-01');
     assert.equal(
       hit.snippet,
       'SKY is the new governance token; MKR can be converted at a rate of 1 MKR to 24,000 SKY. DAI and USDS are the stablecoins, not governance tokens.',
@@ -164,8 +165,9 @@ describe('knowledge_search over the real corpus', () => {
     assert.deepEqual(error, {
       code: 'invalid_arguments',
       message:
-        'Unknown project "Solana". Known projects: Aave, Arbitrum, Base, Chainlink, Compound, Curve, EigenLayer, ENS, Ethereum, ' +
-        'Farcaster, Lido, Optimism, Polygon, Safe, Sky, The Graph, Uniswap, zkSync.',
+        'Unknown project "Solana". Known projects: 1inch, Aave, Across, Arbitrum, Base, Chainlink, Compound, CoW Protocol, Curve, EigenDA, ' +
+        'EigenLayer, ENS, Ethena, Ethereum, Farcaster, LayerZero, Lido, Linea, Morpho, Optimism, Pendle, Polygon, Rocket Pool, Safe, ' +
+        'Scroll, Sky, Starknet, The Graph, Uniswap, Wormhole, zkSync.',
       param: 'project',
     });
   });
