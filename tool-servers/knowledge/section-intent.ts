@@ -11,7 +11,7 @@ const INTENT_WORDS: Readonly<Record<string, string>> = {
   Token: 'token tokens tokenomics airdrop airdropped inflation inflationary issuance emissions symbol',
   Risks: 'risk risks risky danger dangerous unsafe hack hacked exploit exploited attack lose losing lost loss scam wrong outage outages',
   Governance: 'vote votes voting voter dao governance govern governs proposal proposals decide decides veto controls',
-  Overview: 'behind founded founder founders team created creator invented started history',
+  Overview: 'behind founded founder founders team created creator invented started history made built wrote author',
 };
 
 // Phrases whose words are too common to be intent words on their own.
