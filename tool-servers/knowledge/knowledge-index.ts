@@ -61,7 +61,7 @@ export const DEFAULT_THRESHOLD: RelevanceThreshold = {
   minScorePerTerm: 0.75,
   minDistinctiveWeight: 0.65,
   minRelativeScore: 0.25,
-  minDistinctiveWeightBesideUnknownWord: 0.8,
+  minDistinctiveWeightBesideUnknownWord: 0.85,
 };
 
 export interface KnowledgeSearchOptions {
@@ -186,10 +186,13 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       combineWith: 'OR',
       filter: options.projectId ? (result) => chunks.get(result.id)?.projectId === options.projectId : undefined,
     });
-    const matchedAnywhere = new Set(results.flatMap((result) => result.queryTerms));
+    // A short word found only as the prefix of longer ones ("sui" in "suite") is unknown too.
+    const passageTerms = new Set(results.flatMap((result) => result.terms));
+    const known = (word: QueryWord) =>
+      word.alternatives.some((term) => passageTerms.has(term)) || [...passageTerms].some((term) => namedBy(word.term, term));
     return {
       hits: results.slice(0, options.limit ?? results.length).map((result) => toHit(result, words, options.projectId !== undefined)),
-      unknownWords: words.filter((word) => !word.alternatives.some((term) => matchedAnywhere.has(term))).map((word) => word.term),
+      unknownWords: words.filter((word) => !known(word)).map((word) => word.term),
     };
   };
 
@@ -198,7 +201,14 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     const chunk = chunks.get(result.id) as Chunk;
     const hitTerms = new Set(result.queryTerms);
     const matched = words.filter((word) => word.alternatives.some((term) => hitTerms.has(term)));
-    const rarestMatchWeight = Math.max(0, ...matched.map((word) => weights.weight(word.term)));
+    // A word matched through a synonym is only as specific as the less specific of the two: "hack"
+    // (in no passage) met as "exploit", or "airdrop" met as the rare "stakedrop", is a common match.
+    const rarestMatchWeight = Math.max(
+      0,
+      ...matched.flatMap((word) =>
+        word.alternatives.filter((term) => hitTerms.has(term)).map((term) => Math.min(weights.weight(term), weights.weight(word.term))),
+      ),
+    );
     // A name counts when it was typed, or reached from a long enough word by a typo or as its
     // prefix ("arbitrm", "eigenlay"); a short prefix ("eth" of "ETHLend", "bor" of "Boros") is chance.
     const typedNames = Object.keys(result.match).filter((term) => words.some((word) => namedBy(word.term, term)));

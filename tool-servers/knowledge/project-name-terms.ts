@@ -5,9 +5,9 @@ import { queryTerms } from './text-terms.js';
  * The terms of each project's name, aliases and token symbol that point at that project alone:
  * used by no other project's names, and rare in the pages. A term of the name or token symbol
  * may appear in the pages of under a quarter of the projects ("Uniswap", "UNI", "Arbitrum"); a
- * term of an alias must be rarer, under a tenth, since multi-word aliases carry everyday words
- * ("Swap" of CoW Swap, "Wallet" of Safe Wallet, "Node" of Edge & Node) that a question uses
- * without meaning the project. "Network" (Matic Network, Chainlink Network) or "Maker" (stemmed
+ * term of an alias must be rarer, under a tenth, since aliases carry everyday words ("Node" of
+ * Edge & Node) that a question uses without meaning the project; the words that only qualify
+ * the name in an alias ("Swap" of CoW Swap) never count. "Network" (Matic Network, Chainlink Network) or "Maker" (stemmed
  * like "make") do not qualify, so "Lightning Network" does not count as naming Polygon.
  */
 export function distinctiveNameTerms(projects: CorpusProject[]): Map<string, Set<string>> {
@@ -19,7 +19,7 @@ export function distinctiveNameTerms(projects: CorpusProject[]): Map<string, Set
   const distinctive = new Map<string, Set<string>>();
   for (const project of projects) {
     const primary = new Set(queryTerms([project.name, project.token ?? ''].join(' ')));
-    const own = [...(namesOf.get(project.id) as Set<string>)].filter((term) => {
+    const own = [...primary, ...aliasNameTerms(project, primary)].filter((term) => {
       const pages = pagesWith.get(term) ?? 0;
       if (pages >= projects.length / (primary.has(term) ? 4 : 10)) return false;
       return ![...namesOf].some(([otherId, other]) => otherId !== project.id && other.has(term));
@@ -27,6 +27,18 @@ export function distinctiveNameTerms(projects: CorpusProject[]): Map<string, Set
     distinctive.set(project.id, new Set(own));
   }
   return distinctive;
+}
+
+/**
+ * The words of a project's aliases that are names in their own right. In an alias that repeats
+ * the project's name ("Morpho Vaults", "CoW Swap", "Safe Wallet", "Across Bridge") the other words
+ * only qualify that name: a question about vaults, swaps or wallets is not about the project.
+ */
+function aliasNameTerms(project: CorpusProject, primary: ReadonlySet<string>): string[] {
+  return project.aliases.flatMap((alias) => {
+    const terms = queryTerms(alias);
+    return terms.some((term) => primary.has(term)) ? [] : terms;
+  });
 }
 
 /**
@@ -42,8 +54,8 @@ export function ownNameTerms(projects: CorpusProject[]): Map<string, Set<string>
   }
   return new Map(
     projects.map((project) => {
-      const primary = queryTerms([project.name, project.token ?? ''].join(' '));
-      const aliases = queryTerms(project.aliases.join(' ')).filter((term) => (pagesWith.get(term) ?? 0) < projects.length / 4);
+      const primary = new Set(queryTerms([project.name, project.token ?? ''].join(' ')));
+      const aliases = aliasNameTerms(project, primary).filter((term) => (pagesWith.get(term) ?? 0) < projects.length / 4);
       return [project.id, new Set([...primary, ...aliases])];
     }),
   );

@@ -17,7 +17,9 @@ const SYNONYM_GROUPS: readonly string[] = [
   // a network that stops
   'outage outages halt halted stall offline downtime',
   'fee fees cost costs charge charges',
-  'risk risks risky danger dangerous unsafe',
+  'risk risks risky danger dangerous unsafe secure security',
+  'centralized centralised centralization censor censors censored censorship',
+  'launch launched launches opened',
   'hack hacked exploit exploited attack attacks drained theft stolen',
   'lose losing lost loss',
   'lapse lapses lapsed expire expires expired',
@@ -35,6 +37,9 @@ const PHRASES: ReadonlyArray<[RegExp, string]> = [
   [/\b(go|goes|going|went|gone)\s+up\b/gi, 'increase'],
   [/\b(go|goes|going|went|gone)\s+down\b/gi, 'outage'],
   [/\bwhite-?paper\b/gi, 'white paper'],
+  // "is Starknet safe", "safe to use": the adjective, not the project Safe.
+  [/\b(is|are)(\s+(?:[\w.-]+\s+){1,3})safe\b/gi, '$1$2risk'],
+  [/\b(how|it)\s+safe\b|\bsafe(\s+to\b)/gi, '$1 risk$2'],
 ];
 
 const groupOf = new Map<string, string[]>();
