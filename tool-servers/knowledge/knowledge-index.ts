@@ -190,14 +190,21 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     const passageTerms = new Set(results.flatMap((result) => result.terms));
     const known = (word: QueryWord) =>
       word.alternatives.some((term) => passageTerms.has(term)) || [...passageTerms].some((term) => namedBy(word.term, term));
+    // Whether a passage term was typed as a name, decided once per term for all the passages.
+    const typedName = new Map<string, boolean>();
+    const isTypedName = (term: string) => {
+      let named = typedName.get(term);
+      if (named === undefined) typedName.set(term, (named = words.some((word) => namedBy(word.term, term))));
+      return named;
+    };
     return {
-      hits: results.slice(0, options.limit ?? results.length).map((result) => toHit(result, words, options.projectId !== undefined)),
+      hits: results.slice(0, options.limit ?? results.length).map((result) => toHit(result, words, isTypedName, options.projectId !== undefined)),
       unknownWords: words.filter((word) => !known(word)).map((word) => word.term),
     };
   };
 
   // A caller that filters on a project has named it as surely as the question could.
-  const toHit = (result: SearchResult, words: QueryWord[], projectChosen: boolean): ScoredHit => {
+  const toHit = (result: SearchResult, words: QueryWord[], isTypedName: (term: string) => boolean, projectChosen: boolean): ScoredHit => {
     const chunk = chunks.get(result.id) as Chunk;
     const hitTerms = new Set(result.queryTerms);
     const matched = words.filter((word) => word.alternatives.some((term) => hitTerms.has(term)));
@@ -211,13 +218,16 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     );
     // A name counts when it was typed, or reached from a long enough word by a typo or as its
     // prefix ("arbitrm", "eigenlay"); a short prefix ("eth" of "ETHLend", "bor" of "Boros") is chance.
-    const typedNames = Object.keys(result.match).filter((term) => words.some((word) => namedBy(word.term, term)));
+    const typedNames = Object.keys(result.match).filter(isTypedName);
     return {
       project: chunk.project,
       projectId: chunk.projectId,
       title: `${chunk.project} — ${chunk.section}`,
       section: chunk.section,
-      snippet: bestSnippet(chunk.text, new Set(result.terms)),
+      // Computed when read: of the dozens of candidates, only the few returned need one.
+      get snippet() {
+        return bestSnippet(chunk.text, new Set(result.terms));
+      },
       score: Math.round(result.score * 1000) / 1000,
       source_url: chunk.sourceUrl,
       as_of: chunk.asOf,
