@@ -198,7 +198,9 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       return named;
     };
     return {
-      hits: results.slice(0, options.limit ?? results.length).map((result) => toHit(result, words, isTypedName, options.projectId !== undefined)),
+      hits: results
+        .slice(0, options.limit ?? results.length)
+        .map((result) => toHit(result, words, isTypedName, options.projectId !== undefined)),
       unknownWords: words.filter((word) => !known(word)).map((word) => word.term),
     };
   };
@@ -264,9 +266,15 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       return all
         .filter((hit) => hit.score >= best.score * threshold.minRelativeScore)
         .slice(0, options.limit ?? 5)
-        .map(({ projectId: _p, matchedTerms: _m, coverage: _c, distinctiveWeight: _d, rarestMatchWeight: _r, namesProject: _n, scorePerTerm: _s, ...hit }) => hit);
+        .map(toKnowledgeHit);
     },
   };
+}
+
+/** A hit as the tool returns it, without the figures used to judge it. */
+function toKnowledgeHit(hit: ScoredHit): KnowledgeHit {
+  const { project, title, section, snippet, score, source_url, as_of } = hit;
+  return { project, title, section, snippet, score, source_url, as_of };
 }
 
 interface Ranking {
@@ -287,7 +295,9 @@ function editDistanceAtMost(a: string, b: string, max: number): boolean {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
     previous = current;
   }
   return previous[b.length] <= max;

@@ -7,15 +7,13 @@ import { queryTerms } from './text-terms.js';
  * may appear in the pages of under a quarter of the projects ("Uniswap", "UNI", "Arbitrum"); a
  * term of an alias must be rarer, under a tenth, since aliases carry everyday words ("Node" of
  * Edge & Node) that a question uses without meaning the project; the words that only qualify
- * the name in an alias ("Swap" of CoW Swap) never count. "Network" (Matic Network, Chainlink Network) or "Maker" (stemmed
- * like "make") do not qualify, so "Lightning Network" does not count as naming Polygon.
+ * the name in an alias ("Swap" of CoW Swap) never count. "Network" (Matic Network, Chainlink
+ * Network) or "Maker" (stemmed like "make") do not qualify, so "Lightning Network" does not
+ * count as naming Polygon.
  */
 export function distinctiveNameTerms(projects: CorpusProject[]): Map<string, Set<string>> {
   const namesOf = new Map(projects.map((p) => [p.id, new Set(queryTerms([p.name, ...p.aliases, p.token ?? ''].join(' ')))]));
-  const pagesWith = new Map<string, number>();
-  for (const project of projects) {
-    for (const term of new Set(queryTerms(project.sections.map((section) => section.text).join(' ')))) pagesWith.set(term, (pagesWith.get(term) ?? 0) + 1);
-  }
+  const pagesWith = pagesWithTerm(projects);
   const distinctive = new Map<string, Set<string>>();
   for (const project of projects) {
     const primary = new Set(queryTerms([project.name, project.token ?? ''].join(' ')));
@@ -48,10 +46,7 @@ function aliasNameTerms(project: CorpusProject, primary: ReadonlySet<string>): s
  * pages of under a quarter of the projects ("stETH", "Unichain"; not "Bridge" of Across Bridge).
  */
 export function ownNameTerms(projects: CorpusProject[]): Map<string, Set<string>> {
-  const pagesWith = new Map<string, number>();
-  for (const project of projects) {
-    for (const term of new Set(queryTerms(project.sections.map((section) => section.text).join(' ')))) pagesWith.set(term, (pagesWith.get(term) ?? 0) + 1);
-  }
+  const pagesWith = pagesWithTerm(projects);
   return new Map(
     projects.map((project) => {
       const primary = new Set(queryTerms([project.name, project.token ?? ''].join(' ')));
@@ -59,4 +54,15 @@ export function ownNameTerms(projects: CorpusProject[]): Map<string, Set<string>
       return [project.id, new Set([...primary, ...aliases])];
     }),
   );
+}
+
+/** How many project pages use each term in their text. */
+function pagesWithTerm(projects: CorpusProject[]): Map<string, number> {
+  const pagesWith = new Map<string, number>();
+  for (const project of projects) {
+    for (const term of new Set(queryTerms(project.sections.map((section) => section.text).join(' ')))) {
+      pagesWith.set(term, (pagesWith.get(term) ?? 0) + 1);
+    }
+  }
+  return pagesWith;
 }

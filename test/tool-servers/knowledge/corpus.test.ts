@@ -39,7 +39,8 @@ test('parseProjectFile: front matter fields, sections by ## only, the title line
   ]);
   const minimal = parseProjectFile('---\nname: M\ncategory: x\nlinks: {website: https://m.example}\nas_of: 2025-01-01\n---\n## A\nB\n', 'm.md');
   assert.deepEqual([minimal.aliases, minimal.token, minimal.source], [[], null, []]);
-  const sourced = (source: string) => parseProjectFile(`---\nname: M\ncategory: x\nlinks: {website: https://m.example}\nsource: ${source}\nas_of: 2025-01-01\n---\n## A\nB\n`, 'm.md');
+  const frontMatter = (source: string) => `name: M\ncategory: x\nlinks: {website: https://m.example}\nsource: ${source}\nas_of: 2025-01-01`;
+  const sourced = (source: string) => parseProjectFile(`---\n${frontMatter(source)}\n---\n## A\nB\n`, 'm.md');
   assert.deepEqual(sourced('M docs (m.example/docs)').source, ['M docs (m.example/docs)']);
   assert.deepEqual(sourced('[M docs, M whitepaper]').source, ['M docs', 'M whitepaper']);
   assert.throws(() => sourced('[]'), { message: /^front matter source: / });
