@@ -10,7 +10,7 @@ import { create, insertMultiple, search, type Results, type TypedDocument } from
 import type { CorpusProject } from '../tool-servers/knowledge/corpus.js';
 import { FIELD_BOOSTS, isRelevant, sectionChunks, type RelevanceThreshold, type ScoredHit } from '../tool-servers/knowledge/knowledge-index.js';
 import { createTermWeights, largestIdf } from '../tool-servers/knowledge/term-weights.js';
-import { distinctiveNameTerms } from '../tool-servers/knowledge/project-name-terms.js';
+import { distinctiveNameTerms, ownNameTerms } from '../tool-servers/knowledge/project-name-terms.js';
 import { bestSnippet } from '../tool-servers/knowledge/snippet.js';
 import { normalizeTerm, queryTerms, tokenize } from '../tool-servers/knowledge/text-terms.js';
 
@@ -77,7 +77,7 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
   const termsOf = new Map(documents.map((doc) => [doc.id, new Set(queryTerms(SEARCHED.map((field) => doc[field]).join(' ')))]));
   const nameTerms = distinctiveNameTerms(projects);
   const weights = createTermWeights(termsOf.values());
-  const ownNames = new Map(projects.map((p) => [p.id, new Set(queryTerms([p.name, ...p.aliases, p.token ?? ''].join(' ')))]));
+  const ownNames = ownNameTerms(projects);
   const maxIdf = largestIdf(documents.length);
 
   const run = (terms: string[], threshold: 0 | 1): Results<TypedDocument<typeof db>> => {
@@ -110,6 +110,7 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
   const toScoredHit = (hit: Hit, terms: string[]): ScoredHit => {
     const { matched, words } = matchedWords(hit, terms);
     const doc = hit.document;
+    const rarestMatchWeight = Math.max(0, ...matched.map((term) => weights.weight(term)));
     return {
       project: doc.project,
       projectId: doc.projectId,
@@ -118,9 +119,11 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
       snippet: '',
       score: hit.score,
       source_url: '',
+      as_of: '',
       matchedTerms: matched.length,
       coverage: matched.length / terms.length,
-      distinctiveWeight: [...words].some((word) => ownNames.get(doc.projectId)?.has(word)) ? 1 : Math.max(0, ...matched.map((term) => weights.weight(term))),
+      distinctiveWeight: [...words].some((word) => ownNames.get(doc.projectId)?.has(word)) ? 1 : rarestMatchWeight,
+      rarestMatchWeight,
       namesProject: [...words].some((word) => nameTerms.get(doc.projectId)?.has(word)),
       scorePerTerm: hit.score / terms.length / maxIdf,
     };

@@ -5,18 +5,20 @@
  *   npx tsx bench/knowledge-eval.ts            # figures for the shipped settings
  *   npx tsx bench/knowledge-eval.ts --sweep    # also the threshold grid, on the tuning sets only
  *
- * The questions come in three sets. `calibration` is what the threshold was first tuned on.
- * `heldout` was written afterwards and measured the first version honestly; its misses were then
- * studied and the search changed, so it is a tuning set now too. `heldout_v2` was written and
- * committed before that work and never used for it: its figures are the honest estimate, and
- * only they decide the exit code. For each set it prints recall@1 and recall@3 (expected project
+ * The questions come in four sets. `calibration` is what the threshold was first tuned on (and
+ * grew questions about the projects added for issue 23). `heldout` and `heldout_v2` were each
+ * written to measure one version honestly; their misses were then studied and the search
+ * changed, so they are tuning sets now too. `heldout_v3` was written from the project list alone
+ * and committed before the 31-project corpus and the tuning for it, and never used for either:
+ * its figures are the honest estimate, and only they decide the exit code. For each set it prints recall@1 and recall@3 (expected project
  * and section among the top results) and the share of unanswerable questions that return [], for
  * knowledge_search, plain MiniSearch (defaults, no threshold) and Orama (the same chunks,
  * tokenizer and boosts; without a threshold, with knowledge_search's threshold — coverage,
  * distinctive word, score bar recalibrated for Orama's scale on the tuning sets — but without its
  * query synonyms, section intents and foreign-name rule, and with Orama's own all-terms
  * threshold). Then index build time and p50/p99 search latency for both engines.
- * Exits 1 when a target (recall@3 ≥ 0.9, unanswerable empty ≥ 0.9) is missed on heldout_v2.
+ * Exits 1 when a target of issue 23 (recall@3 ≥ 0.93, recall@1 ≥ 0.80, unanswerable empty ≥ 0.93,
+ * knowledge_search p50 ≤ 2 ms) is missed on heldout_v3.
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -32,17 +34,24 @@ const questionSet = (minAnswerable: number, minUnanswerable: number) =>
     answerable: z.array(z.object({ question: z.string().min(1), project: z.string().min(1), section: z.string().min(1) })).min(minAnswerable),
     unanswerable: z.array(z.string().min(1)).min(minUnanswerable),
   });
-const evalSchema = z.object({ calibration: questionSet(40, 10), heldout: questionSet(15, 4), heldout_v2: questionSet(30, 10) });
+const evalSchema = z.object({
+  calibration: questionSet(40, 10),
+  heldout: questionSet(15, 4),
+  heldout_v2: questionSet(30, 10),
+  heldout_v3: questionSet(80, 30),
+});
 type QuestionSet = z.infer<ReturnType<typeof questionSet>>;
 
 const data = evalSchema.parse(JSON.parse(readFileSync(new URL('./knowledge-eval.json', import.meta.url), 'utf8')));
 const sets: Array<[string, QuestionSet]> = [
   ['calibration (tuned on)', data.calibration],
   ['first held-out (seen, tuned on since)', data.heldout],
-  ['heldout_v2 (never tuned on)', data.heldout_v2],
+  ['heldout_v2 (issue 23 named its misses; tuned on since)', data.heldout_v2],
+  ['heldout_v3 (never tuned on)', data.heldout_v3],
 ];
-const tuningSets = [data.calibration, data.heldout];
-const honestSet = data.heldout_v2;
+const tuningSets = [data.calibration, data.heldout, data.heldout_v2];
+const honestSet = data.heldout_v3;
+const TARGETS = { recallAt3: 0.93, recallAt1: 0.8, unanswerableEmpty: 0.93, p50Ms: 2 };
 const projects = loadCorpus(new URL('../config/knowledge', import.meta.url).pathname);
 
 // Every expected label must exist, or recall would be silently capped.
@@ -145,7 +154,7 @@ const fmt = (x: number) => x.toFixed(3);
 const sectionCount = projects.reduce((sum, p) => sum + p.sections.length, 0);
 console.log(`corpus: ${projects.length} projects, ${sectionCount} sections`);
 console.log(`threshold: ${JSON.stringify(DEFAULT_THRESHOLD)}`);
-let met = false;
+let qualityMet = false;
 const shippedMisses: string[] = [];
 for (const [name, set] of sets) {
   const noHeadingWord = set.answerable.filter((item) => !sharesHeadingWord(item.question, item.section)).length;
@@ -155,7 +164,10 @@ for (const [name, set] of sets) {
     const q = measure(search, set);
     console.log(`${engine.padEnd(40)}${fmt(q.recallAt1)}     ${fmt(q.recallAt3)}     ${fmt(q.unanswerableEmpty)}            ${q.answerableEmpty}`);
     if (i === 0) {
-      if (set === honestSet) met = q.recallAt3 >= 0.9 && q.unanswerableEmpty >= 0.9;
+      if (set === honestSet) {
+        const recallMet = q.recallAt3 >= TARGETS.recallAt3 && q.recallAt1 >= TARGETS.recallAt1;
+        qualityMet = recallMet && q.unanswerableEmpty >= TARGETS.unanswerableEmpty;
+      }
       if (q.misses.length > 0) shippedMisses.push(`${name}:`, ...q.misses);
     }
   });
@@ -185,15 +197,17 @@ const timed: Array<[string, number, (question: string) => unknown]> = [
   ['plain MiniSearch engine only', Number.NaN, (question) => plain.search(question)],
 ];
 console.log('\n                                        build ms   p50 µs   p99 µs   searches');
+let p50Ms = Number.NaN;
 for (const [name, buildMs, search] of timed) {
   const t = latency(search, 2000);
+  if (Number.isNaN(p50Ms)) p50Ms = t.p50;
   const build = Number.isNaN(buildMs) ? '-' : buildMs.toFixed(1);
   console.log(`${name.padEnd(40)}${build.padStart(8)}  ${(t.p50 * 1000).toFixed(0).padStart(7)}  ${(t.p99 * 1000).toFixed(0).padStart(7)}   ${t.n}`);
 }
 if (shippedMisses.length > 0) console.log(`\nmisses of knowledge_search:\n${shippedMisses.join('\n')}`);
 
 if (process.argv.includes('--sweep')) {
-  // Tuning sets only: tuning on heldout_v2 would make its figures meaningless.
+  // Tuning sets only: tuning on heldout_v3 would make its figures meaningless.
   console.log('\nthreshold sweep on the tuning sets (recall@3 / unanswerable→[] / answerable→[]):');
   const perTerm = [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2];
   for (const minDistinctiveWeight of [0, 0.5, 0.6, 0.65, 0.7]) {
@@ -209,5 +223,9 @@ if (process.argv.includes('--sweep')) {
   }
 }
 
-console.log(`\ntargets for knowledge_search on heldout_v2 (recall@3 ≥ 0.9, unanswerable→[] ≥ 0.9): ${met ? 'met' : 'MISSED'}`);
+const met = qualityMet && p50Ms <= TARGETS.p50Ms;
+console.log(
+  `\ntargets for knowledge_search on heldout_v3 (recall@3 ≥ ${TARGETS.recallAt3}, recall@1 ≥ ${TARGETS.recallAt1}, ` +
+    `unanswerable→[] ≥ ${TARGETS.unanswerableEmpty}, p50 ≤ ${TARGETS.p50Ms} ms): ${met ? 'met' : 'MISSED'}`,
+);
 if (!met) process.exitCode = 1;

@@ -8,23 +8,25 @@ import { GatewayError } from './errors.js';
 import { errorHandler } from './http/error-handler.js';
 import { jsonBody } from './http/json-body.js';
 import { requireWallet } from './http/wallet.js';
-import { registerModelRoutes } from './http/models.js';
-import { registerHealthRoutes } from './http/health.js';
+import { modelRouteDocs, registerModelRoutes } from './http/models.js';
+import { healthRouteDocs, registerHealthRoutes } from './http/health.js';
 import type { HealthContributor } from './health.js';
-import { registerMetricsRoutes } from './http/metrics.js';
+import { metricsRouteDocs, registerMetricsRoutes } from './http/metrics.js';
 import { requestContext } from './http/request-context.js';
 import { corsFor } from './http/cors.js';
 import { perIpRateLimit, perWalletRateLimit, type LimiterFactory } from './http/rate-limit.js';
-import { registerToolRoutes } from './http/tools.js';
+import { registerToolRoutes, toolRouteDocs } from './http/tools.js';
 import type { ToolRunner } from './tools/types.js';
 import type { Accounts } from './accounts/accounts.js';
 import type { Ledger } from './accounts/types.js';
 import { ledgerCharger, NO_CHARGE } from './accounts/charging.js';
 import { authenticate } from './http/auth.js';
-import { registerKeyRoutes } from './http/keys.js';
-import { registerCreditRoutes } from './http/credits.js';
-import { registerAdminRoutes } from './http/admin.js';
-import { registerChatRoutes } from './http/chat.js';
+import { keyRouteDocs, registerKeyRoutes } from './http/keys.js';
+import { creditRouteDocs, registerCreditRoutes } from './http/credits.js';
+import { adminRouteDocs, registerAdminRoutes } from './http/admin.js';
+import { chatRouteDocs, registerChatRoutes } from './http/chat.js';
+import { buildOpenApiDocument, openApiRouteDocs, registerOpenApiRoutes } from './http/openapi.js';
+import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/playground.js';
 import { chatConcurrency, type SharedWalletSlots } from './http/chat-concurrency.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
@@ -82,7 +84,7 @@ export function createApp(deps: AppDeps): Koa {
     }
     if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed();
   });
-  // 6. Routes. Open ones (health, metrics) take no wallet; every other route takes `gated`:
+  // 6. Routes. Open ones (health, metrics, the playground and docs pages) take no wallet; every other route takes `gated`:
   //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request
   //    budget → JSON body. Bodies are read only once the caller is known, and inside the route,
   //    so a route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
@@ -116,6 +118,22 @@ export function createApp(deps: AppDeps): Koa {
   registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });
   registerCreditRoutes(router, gated, deps.accounts.ledger);
   registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger, jsonBody: readJson });
+  // The document lists every route group's own entries; a route missing here fails the OpenAPI coverage test.
+  const routeDocs = [
+    ...healthRouteDocs,
+    ...metricsRouteDocs,
+    ...modelRouteDocs,
+    ...chatRouteDocs,
+    ...toolRouteDocs,
+    ...keyRouteDocs,
+    ...creditRouteDocs,
+    ...adminRouteDocs,
+    ...openApiRouteDocs,
+    ...playgroundRouteDocs,
+  ];
+  const openApiOptions = { freeMode: config.freeMode, publicUrl: config.server.publicUrl, adminToken: config.adminToken !== undefined };
+  registerOpenApiRoutes(router, buildOpenApiDocument(routeDocs, openApiOptions));
+  registerPlaygroundRoutes(router, { publicDir: defaultPublicDir() });
   app.use(router.routes());
   app.use(
     // No `throw`: the router then sets the `Allow` header a 405 must carry; step 5 adds the body.

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import type { Config, Env } from './config.js';
 import { createApp } from './app.js';
@@ -20,6 +21,8 @@ import { answerClientError } from './http/client-error.js';
 export interface RunningGateway {
   config: Config;
   server: Server;
+  /** The Koa app serving it (tests read its router's routes). */
+  app: Koa;
   /** Base URL the gateway listens on, e.g. http://127.0.0.1:8080 */
   url: string;
   logger: Logger;
@@ -106,6 +109,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   return {
     config,
     server,
+    app,
     url,
     logger,
     tools,

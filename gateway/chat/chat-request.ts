@@ -28,7 +28,8 @@ const message = z.discriminatedUnion('role', [
 
 const positiveInt = z.number().int().positive();
 
-const chatRequestSchema = z.object({
+/** The request body as validated (exported for the OpenAPI document). */
+export const chatRequestSchema = z.object({
   messages: z.array(message).min(1, 'messages must hold at least one message'),
   model: z.string().min(1).optional(),
   temperature: z.number().min(0).max(2).nullish(),

@@ -58,6 +58,8 @@ export interface ChatSink {
   content(text: string): void;
   /** A tool round is starting with these tools. */
   toolsRunning(tools: string[]): void;
+  /** A tool round finished: its calls, as `tool_trace` will list them (so a stream can show them live). */
+  toolsDone?(entries: ToolTraceEntry[]): void;
   /** Backpressure: a promise while the client cannot take more, else undefined (see StreamChatOptions). */
   drained(): Promise<void> | undefined;
   /**
@@ -271,6 +273,7 @@ export class ChatOrchestrator {
     });
     for (const m of results.messages) this.addMessage(chat, m);
     chat.trace.push(...results.trace);
+    sink.toolsDone?.(results.trace);
   }
 
   private addMessage(chat: ChatRun, m: UpstreamMessage): void {

@@ -17,6 +17,7 @@ import type { Ledger } from '../accounts/types.js';
 import { requireAdmin } from './admin-auth.js';
 import { parseWalletAddress } from '../accounts/wallet-address.js';
 import { MAX_GRANT } from '../accounts/limits.js';
+import { balanceSchema, json, type RouteDoc } from './route-doc.js';
 
 const grantSchema = z
   .object({
@@ -63,3 +64,37 @@ export function registerAdminRoutes(
     ctx.body = await deps.ledger.balance(walletParam(ctx.params.address, 'address'));
   });
 }
+
+const addressParam = z.object({ address: z.string().meta({ description: 'The wallet: 0x + 40 hex' }) });
+const idempotencyHeader = z.object({
+  'Idempotency-Key': z.string().min(1).max(255).meta({ description: 'A repeat returns the first result and grants nothing' }),
+});
+
+export const adminRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/admin/credits/grant',
+    tag: 'Admin',
+    summary: 'Grant credits to a wallet',
+    description: 'Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    headers: idempotencyHeader,
+    body: grantSchema,
+    response: {
+      description: 'The new balance and the amount granted',
+      content: json(balanceSchema.extend({ granted: z.number().int().positive() })),
+    },
+    errors: [409],
+  },
+  {
+    method: 'get',
+    path: '/admin/credits/:address',
+    tag: 'Admin',
+    summary: 'Any wallet\'s balance',
+    description: 'Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    pathParams: addressParam,
+    response: { description: 'The balance', content: json(balanceSchema) },
+    errors: [400],
+  },
+];

@@ -9,13 +9,15 @@
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { toGatewayError } from '../errors.js';
-import { parseChatRequest, type ChatRequest } from '../chat/chat-request.js';
+import { chatRequestSchema, parseChatRequest, type ChatRequest } from '../chat/chat-request.js';
 import { ClientCancelled } from '../chat/upstream-errors.js';
 import { SseWriter } from '../chat/sse-writer.js';
 import type { ChatOrchestrator, ChatPlan, ChatSink } from '../chat/orchestrator.js';
 import type { ChatCredits } from '../chat/chat-types.js';
 import { ChatAbort } from '../chat/chat-abort.js';
 import { callerWallet } from './wallet.js';
+import { z } from 'zod';
+import { errorObjectSchema, type RouteDoc } from './route-doc.js';
 
 export function registerChatRoutes(router: Router, guards: Middleware[], orchestrator: ChatOrchestrator): void {
   const ids = completionIds();
@@ -92,6 +94,10 @@ async function streamAnswer(
     toolsRunning(tools) {
       for (const tool of tools) sse.comment(`tool ${tool}`);
     },
+    // Comments, so OpenAI clients skip them; the playground's tool panel reads them live.
+    toolsDone(entries) {
+      for (const entry of entries) sse.comment(`tool_result ${JSON.stringify(entry)}`);
+    },
     drained: () => sse.drained(),
   };
   try {
@@ -139,3 +145,86 @@ function completionIds(): { next(): string } {
     },
   };
 }
+
+const usageSchema = z.object({
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+});
+
+const toolTraceSchema = z
+  .array(
+    z.object({
+      round: z.number().int().positive().meta({ description: '1-based tool round' }),
+      tool: z.string(),
+      arguments: z.unknown().meta({ description: 'Parsed arguments, or the raw text when the model wrote malformed JSON' }),
+      ok: z.boolean(),
+      duration_ms: z.number().nonnegative(),
+      error: z.object({ code: z.string(), message: z.string() }).optional(),
+    }),
+  )
+  .meta({ description: 'Every tool call the gateway ran for this answer, in order' });
+
+const creditsSchema = z.object({ charged: z.number().int().nonnegative(), remaining: z.number().int().nonnegative() });
+
+const completionSchema = z.object({
+  id: z.string().meta({ description: '`chatcmpl-` followed by a number' }),
+  object: z.literal('chat.completion'),
+  created: z.number().int(),
+  model: z.string().meta({ description: 'Canonical model id' }),
+  choices: z.array(
+    z.object({
+      index: z.number().int(),
+      message: z.object({ role: z.literal('assistant'), content: z.string() }),
+      finish_reason: z.string(),
+    }),
+  ),
+  usage: usageSchema,
+  tool_trace: toolTraceSchema,
+});
+
+/**
+ * One `data:` event of a streamed answer. Comments (`: tool <name>` as a tool round starts,
+ * `: tool_result <trace entry>` as it ends, `: keepalive`) come between them, and `data: [DONE]` ends the stream.
+ */
+const chunkSchema = z.object({
+  id: z.string(),
+  object: z.literal('chat.completion.chunk'),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.number().int(),
+      delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
+      finish_reason: z.string().nullable().meta({ description: '`error` when the answer failed after the stream began' }),
+    }),
+  ),
+  tool_trace: toolTraceSchema.optional().meta({ description: 'On the chunk with finish_reason' }),
+  credits: creditsSchema.optional().meta({ description: 'On the chunk with finish_reason, when credits are on' }),
+  usage: usageSchema.optional().meta({ description: 'With stream_options.include_usage, on a last chunk with no choices' }),
+  error: errorObjectSchema.optional().meta({ description: 'With finish_reason `error`' }),
+});
+
+export const chatRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/v1/chat/completions',
+    tag: 'Chat',
+    summary: 'Chat with automatic tool orchestration',
+    description:
+      'The gateway runs up to 8 rounds of its own tools and answers once: as JSON, or with `stream: true` as Server-Sent ' +
+      'Events (`chat.completion.chunk` events, `: tool <name>` comments as tool rounds start and `: tool_result <JSON trace ' +
+      'entry>` as each call of a round ends, then `data: [DONE]`).',
+    access: 'gated',
+    body: chatRequestSchema,
+    response: {
+      description: 'The completion, or its event stream',
+      content: { 'application/json': completionSchema, 'text/event-stream': chunkSchema },
+      headers: {
+        'x-credits-charged': 'Credits this answer cost (JSON answers, credits on)',
+        'x-credits-remaining': 'The balance after it',
+      },
+    },
+    errors: [402, 404, 502, 503, 504],
+  },
+];

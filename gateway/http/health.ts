@@ -1,5 +1,7 @@
 import type Router from '@koa/router';
+import { z } from 'zod';
 import type { HealthContributor, HealthReport } from '../health.js';
+import { json, type RouteDoc } from './route-doc.js';
 
 /**
  * `GET /health`: `{status, uptime, model, ...}` where status is `ok`, `degraded` or `draining`.
@@ -26,3 +28,25 @@ export function registerHealthRoutes(
     };
   });
 }
+
+/** The fields every health body has; each contributor adds its own (store, tool servers, upstreams). */
+export const healthSchema = z
+  .object({
+    status: z.enum(['ok', 'degraded']),
+    uptime: z.number().nonnegative().meta({ description: 'Seconds since start' }),
+    model: z.string().meta({ description: 'Canonical id of the primary model' }),
+  })
+  .loose();
+
+export const healthRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/health',
+    tag: 'Operations',
+    summary: 'Model status and uptime',
+    description: 'HTTP 200 unless the gateway cannot serve at all (its store fails): then 503 with the same body, status `degraded`.',
+    access: 'open',
+    response: { description: 'Status `ok` or `degraded`, plus each part\'s report', content: json(healthSchema) },
+    errors: [503],
+  },
+];

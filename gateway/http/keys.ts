@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest, NotFound, Unauthorized } from '../errors.js';
 import type { Accounts } from '../accounts/accounts.js';
 import { callerWallet } from './wallet.js';
+import { json, type RouteDoc } from './route-doc.js';
 
 const createKeySchema = z
   .object({
@@ -74,3 +75,73 @@ export function registerKeyRoutes(
     ctx.body = { id, revoked: true };
   });
 }
+
+const nonceSchema = z.object({
+  nonce: z.string(),
+  domain: z.string().meta({ description: 'The SIWE domain: the host of PUBLIC_URL' }),
+  uri: z.string().meta({ description: 'The SIWE uri: the origin of PUBLIC_URL' }),
+  expires_at: z.string().meta({ description: 'ISO-8601' }),
+});
+
+const createdKeySchema = z.object({
+  key: z.string().meta({ description: '`sy_` + 43 base64url characters, shown only here' }),
+  id: z.string(),
+  name: z.string(),
+  address: z.string(),
+  verified: z.boolean().meta({ description: 'Minted with a SIWE proof (keeps working outside free mode)' }),
+  message: z.string(),
+});
+
+const keyListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      prefix: z.string().meta({ description: 'The first characters of the key' }),
+      created_at: z.number().int().meta({ description: 'Unix seconds' }),
+      last_used_at: z.number().int().nullable(),
+      verified: z.boolean(),
+    }),
+  ),
+});
+
+export const keyRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/auth/nonce',
+    tag: 'Keys',
+    summary: 'A single-use SIWE nonce for the wallet',
+    access: 'wallet',
+    response: { description: 'The nonce and the domain and uri the SIWE message must name', content: json(nonceSchema) },
+  },
+  {
+    method: 'post',
+    path: '/auth/api-keys',
+    tag: 'Keys',
+    summary: 'Create an API key',
+    description: 'Needs a SIWE proof (`message`, `signature`) unless free mode is on; a proof that is sent is always checked.',
+    access: 'wallet',
+    body: createKeySchema,
+    response: { description: 'The key, shown once', content: json(createdKeySchema) },
+    errors: [401, 409, 502],
+  },
+  {
+    method: 'get',
+    path: '/auth/api-keys',
+    tag: 'Keys',
+    summary: 'The wallet\'s keys',
+    access: 'key-of-wallet',
+    response: { description: 'Oldest first; never the key or its hash', content: json(keyListSchema) },
+  },
+  {
+    method: 'delete',
+    path: '/auth/api-keys/:id',
+    tag: 'Keys',
+    summary: 'Revoke a key',
+    access: 'key-of-wallet',
+    pathParams: z.object({ id: z.string() }),
+    response: { description: 'Revoked at once', content: json(z.object({ id: z.string(), revoked: z.literal(true) })) },
+    errors: [404],
+  },
+];

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Registry } from 'prom-client';
 import { requireAdmin } from './admin-auth.js';
+import type { RouteDoc } from './route-doc.js';
 
 /**
  * `GET /metrics`: Prometheus text exposition of the gateway's registry. No wallet header; when
@@ -15,3 +16,15 @@ export function registerMetricsRoutes(router: Router, options: { registry: Regis
     ctx.body = await options.registry.metrics();
   });
 }
+
+export const metricsRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/metrics',
+    tag: 'Operations',
+    summary: 'Prometheus metrics',
+    description: 'Needs `Authorization: Bearer <ADMIN_TOKEN>` when ADMIN_TOKEN is set; open otherwise.',
+    access: 'admin-if-set',
+    response: { description: 'Prometheus text exposition', content: { 'text/plain': undefined } },
+  },
+];

@@ -10,6 +10,7 @@ import { InvalidRequest, type GatewayError } from '../errors.js';
 import { invalidToolArguments, toolNotFound } from '../tools/tool-errors.js';
 import type { ToolRunner } from '../tools/types.js';
 import { callerWallet } from './wallet.js';
+import { errorObjectSchema, json, type RouteDoc } from './route-doc.js';
 
 export interface ToolRoutesOptions {
   tools: ToolRunner;
@@ -23,8 +24,8 @@ export interface ToolRoutesOptions {
 export const TOOL_EXECUTION_CREDITS = 1;
 
 const executeBody = z.object({
-  tool: z.string().min(1).max(200),
-  args: z.unknown().optional(),
+  tool: z.string().min(1).max(200).meta({ description: 'A tool name from GET /v1/tools' }),
+  args: z.record(z.string(), z.unknown()).nullish().meta({ description: 'The tool\'s arguments (its input_schema)' }),
 });
 
 /**
@@ -54,12 +55,11 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
       throw new InvalidRequest('The body must be a JSON object: {"tool": "...", "args": {...}}.');
     }
     const parsed = executeBody.safeParse(body);
-    if (!parsed.success) throw new InvalidRequest('tool must be a tool name (a non-empty string).', 'tool');
-    const rawArgs = parsed.data.args ?? {};
-    if (typeof rawArgs !== 'object' || rawArgs === null || Array.isArray(rawArgs)) {
-      throw invalidToolArguments('args must be a JSON object.', 'args');
+    if (!parsed.success) {
+      if (parsed.error.issues[0].path[0] === 'args') throw invalidToolArguments('args must be a JSON object.', 'args');
+      throw new InvalidRequest('tool must be a tool name (a non-empty string).', 'tool');
     }
-    const args = rawArgs as Record<string, unknown>;
+    const args = parsed.data.args ?? {};
     const name = parsed.data.tool;
     // Refused before credits are reserved, even while the tool's server is down.
     if (!tools.hasTool(name)) throw toolNotFound(name);
@@ -94,3 +94,48 @@ function callSignal(ctx: Context, shuttingDown: AbortSignal | undefined): AbortS
   });
   return shuttingDown ? AbortSignal.any([disconnect.signal, shuttingDown]) : disconnect.signal;
 }
+
+const toolListSchema = z.object({
+  tools: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string(),
+      params: z.array(z.string()).meta({ description: 'Argument names, in schema order' }),
+      server: z.string().meta({ description: 'The tool server offering it ("gateway" for built-ins)' }),
+      input_schema: z.record(z.string(), z.unknown()).meta({ description: 'JSON Schema of the arguments' }),
+    }),
+  ),
+});
+
+const executeResultSchema = z.object({
+  ok: z.literal(true),
+  tool: z.string(),
+  result: z.unknown().meta({ description: 'The tool\'s structured result' }),
+});
+
+const executeErrorSchema = z.object({ ok: z.literal(false), tool: z.string().nullable(), error: errorObjectSchema });
+
+export const toolRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/v1/tools',
+    tag: 'Tools',
+    summary: 'List the tools that can run now',
+    access: 'gated',
+    response: { description: 'Each tool with its parameter names and JSON Schema', content: json(toolListSchema) },
+  },
+  {
+    method: 'post',
+    path: '/v1/tools/execute',
+    tag: 'Tools',
+    summary: 'Run one tool directly',
+    description:
+      `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. ` +
+      'Every failure carries `ok: false` and `tool` beside `error`.',
+    access: 'gated',
+    body: executeBody,
+    response: { description: 'The tool\'s result', content: json(executeResultSchema) },
+    errors: [402, 404, 502, 503, 504],
+    errorBody: executeErrorSchema,
+  },
+];

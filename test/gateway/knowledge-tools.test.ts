@@ -55,6 +55,6 @@ describe('knowledge_search through the gateway', () => {
     assert.deepEqual([unknown.body.ok, unknown.body.tool], [false, 'knowledge_search']);
     const error = unknown.body.error as { code: string; param: string; message: string };
     assert.deepEqual([error.code, error.param], ['invalid_tool_arguments', 'project']);
-    assert.match(error.message, /^Unknown project "Solana"\. Known projects: Aave, Arbitrum, .*, zkSync\.$/);
+    assert.match(error.message, /^Unknown project "Solana"\. Known projects: 1inch, Aave, Across, Arbitrum, .*, zkSync\.$/);
   });
 });

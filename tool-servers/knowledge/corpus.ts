@@ -15,6 +15,11 @@ export const projectFrontMatterSchema = z.object({
   token: z.string().trim().min(1).nullable().default(null),
   category: z.string().trim().min(1),
   links: z.object({ website: z.url() }).catchall(z.url()),
+  // Where the facts were checked: one source or a list. Optional so an operator's own page loads without it.
+  source: z
+    .union([z.string().trim().min(1), z.array(z.string().trim().min(1)).min(1)])
+    .transform((source) => (typeof source === 'string' ? [source] : source))
+    .default([]),
   // YAML 1.2 reads an unquoted date as a string; a Date only appears with a custom schema.
   as_of: z.union([
     z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD'),

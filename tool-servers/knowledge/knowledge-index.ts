@@ -2,7 +2,7 @@ import MiniSearch, { type SearchResult } from 'minisearch';
 import type { CorpusProject } from './corpus.js';
 import { normalizeTerm, queryTerms, tokenize } from './text-terms.js';
 import { bestSnippet } from './snippet.js';
-import { distinctiveNameTerms } from './project-name-terms.js';
+import { distinctiveNameTerms, ownNameTerms } from './project-name-terms.js';
 import { queryWords, type QueryWord } from './query-words.js';
 import { INTENT_BOOST, sectionIntent } from './section-intent.js';
 import { foreignNames } from './foreign-names.js';
@@ -17,6 +17,8 @@ export interface KnowledgeHit {
   /** BM25+ score after field boosts, rounded to 3 decimals. Comparable within one query only. */
   score: number;
   source_url: string;
+  /** The date the page's facts were checked (its front matter's as_of), so a reader can judge how fresh they are. */
+  as_of: string;
 }
 
 /**
@@ -44,14 +46,22 @@ export interface RelevanceThreshold {
   minDistinctiveWeight: number;
   /** Once a query is answerable, further hits must score at least this share of the best one. */
   minRelativeScore: number;
+  /**
+   * When the query has a word no passage contains and names no project, the hit must match a
+   * word this specific (idf weight, 0–1; its own project's name does not count here, since the
+   * question names no project distinctly): "what happened in the Bybit hack" is answered by the
+   * one passage about Bybit, "bridge ETH to bitcoin" is not answered by a bridge page.
+   */
+  minDistinctiveWeightBesideUnknownWord: number;
 }
 
 export const DEFAULT_THRESHOLD: RelevanceThreshold = {
   minCoverage: 0.6,
   minTermsWithProjectName: 2,
-  minScorePerTerm: 0.9,
+  minScorePerTerm: 0.75,
   minDistinctiveWeight: 0.65,
   minRelativeScore: 0.25,
+  minDistinctiveWeightBesideUnknownWord: 0.85,
 };
 
 export interface KnowledgeSearchOptions {
@@ -70,6 +80,8 @@ export interface ScoredHit extends KnowledgeHit {
   coverage: number;
   /** The largest idf weight among the matched words; 1 when they include the name of the hit's project or the search is filtered on it. */
   distinctiveWeight: number;
+  /** The largest idf weight among the matched words, names or not. */
+  rarestMatchWeight: number;
   /** Whether a query term matched the project's name, alias or token symbol. */
   namesProject: boolean;
   scorePerTerm: number;
@@ -106,6 +118,7 @@ export interface Chunk {
   section: string;
   text: string;
   sourceUrl: string;
+  asOf: string;
 }
 
 // Name and aliases (with the token symbol) are copied into every chunk of a project and boosted,
@@ -137,7 +150,7 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
   // A project's name is copied into each of its passages and often mentioned on other pages
   // ("Ethereum"), which makes it look common; a question naming the passage's own project is
   // still as specific as a question can be.
-  const ownNames = new Map(projects.map((p) => [p.id, new Set(queryTerms([p.name, ...p.aliases, p.token ?? ''].join(' ')))]));
+  const ownNames = ownNameTerms(projects);
   const weights = createTermWeights(
     [...chunks.values()].map((chunk) => new Set(queryTerms([chunk.project, chunk.aliases, chunk.category, chunk.section, chunk.text].join(' ')))),
   );
@@ -150,14 +163,16 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
   miniSearch.addAll([...chunks.values()]);
   const maxIdf = largestIdf(chunks.size);
 
-  const candidates = (query: string, options: Omit<KnowledgeSearchOptions, 'threshold'> = {}): ScoredHit[] => {
+  const rank = (query: string, options: Omit<KnowledgeSearchOptions, 'threshold'> = {}): Ranking => {
     const words = queryWords(query);
-    if (words.length === 0 || chunks.size === 0) return [];
+    if (words.length === 0 || chunks.size === 0) return { hits: [], unknownWords: [] };
     // The words as typed get prefix and typo matching; their synonyms only match exactly and
     // count for less, so a synonym helps a passage without outranking one that uses the word.
     const typed = new Set(words.map((word) => word.term));
     const searched = [...typed, ...new Set(words.flatMap((word) => word.alternatives.slice(1)).filter((term) => !typed.has(term)))];
     const intended = sectionIntent(query);
+    // A question that only names a project ("what is EigenDA") asks what it is.
+    if ([...ownNames.values()].some((names) => words.every((word) => names.has(word.term)))) intended.add('Overview');
     const results = miniSearch.search(searched.join(' '), {
       // The query is already split and normalised: do not stem the stems again.
       tokenize: (text) => text.split(' '),
@@ -171,29 +186,59 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       combineWith: 'OR',
       filter: options.projectId ? (result) => chunks.get(result.id)?.projectId === options.projectId : undefined,
     });
-    return results.slice(0, options.limit ?? results.length).map((result) => toHit(result, words, options.projectId !== undefined));
+    // A short word found only as the prefix of longer ones ("sui" in "suite") is unknown too.
+    const passageTerms = new Set(results.flatMap((result) => result.terms));
+    const known = (word: QueryWord) =>
+      word.alternatives.some((term) => passageTerms.has(term)) || [...passageTerms].some((term) => namedBy(word.term, term));
+    // Whether a passage term was typed as a name, decided once per term for all the passages.
+    const typedName = new Map<string, boolean>();
+    const isTypedName = (term: string) => {
+      let named = typedName.get(term);
+      if (named === undefined) typedName.set(term, (named = words.some((word) => namedBy(word.term, term))));
+      return named;
+    };
+    return {
+      hits: results
+        .slice(0, options.limit ?? results.length)
+        .map((result) => toHit(result, words, isTypedName, options.projectId !== undefined)),
+      unknownWords: words.filter((word) => !known(word)).map((word) => word.term),
+    };
   };
 
   // A caller that filters on a project has named it as surely as the question could.
-  const toHit = (result: SearchResult, words: QueryWord[], projectChosen: boolean): ScoredHit => {
+  const toHit = (result: SearchResult, words: QueryWord[], isTypedName: (term: string) => boolean, projectChosen: boolean): ScoredHit => {
     const chunk = chunks.get(result.id) as Chunk;
     const hitTerms = new Set(result.queryTerms);
     const matched = words.filter((word) => word.alternatives.some((term) => hitTerms.has(term)));
+    // A word matched through a synonym is only as specific as the less specific of the two: "hack"
+    // (in no passage) met as "exploit", or "airdrop" met as the rare "stakedrop", is a common match.
+    const rarestMatchWeight = Math.max(
+      0,
+      ...matched.flatMap((word) =>
+        word.alternatives.filter((term) => hitTerms.has(term)).map((term) => Math.min(weights.weight(term), weights.weight(word.term))),
+      ),
+    );
+    // A name counts when it was typed, or reached from a long enough word by a typo or as its
+    // prefix ("arbitrm", "eigenlay"); a short prefix ("eth" of "ETHLend", "bor" of "Boros") is chance.
+    const typedNames = Object.keys(result.match).filter(isTypedName);
     return {
       project: chunk.project,
       projectId: chunk.projectId,
       title: `${chunk.project} — ${chunk.section}`,
       section: chunk.section,
-      snippet: bestSnippet(chunk.text, new Set(result.terms)),
+      // Computed when read: of the dozens of candidates, only the few returned need one.
+      get snippet() {
+        return bestSnippet(chunk.text, new Set(result.terms));
+      },
       score: Math.round(result.score * 1000) / 1000,
       source_url: chunk.sourceUrl,
+      as_of: chunk.asOf,
       matchedTerms: matched.length,
       coverage: matched.length / words.length,
       distinctiveWeight:
-        projectChosen || Object.keys(result.match).some((term) => ownNames.get(chunk.projectId)?.has(term))
-          ? 1
-          : Math.max(0, ...matched.map((word) => weights.weight(word.term))),
-      namesProject: Object.keys(result.match).some((term) => nameTerms.get(chunk.projectId)?.has(term)),
+        projectChosen || typedNames.some((term) => ownNames.get(chunk.projectId)?.has(term)) ? 1 : rarestMatchWeight,
+      rarestMatchWeight,
+      namesProject: typedNames.some((term) => nameTerms.get(chunk.projectId)?.has(term)),
       scorePerTerm: result.score / words.length / maxIdf,
     };
   };
@@ -201,25 +246,61 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
   return {
     projectNames: projects.map((project) => project.name),
     resolveProject: (nameOrAlias) => projectIdByName.get(nameOrAlias.trim().toLowerCase()),
-    candidates,
+    candidates: (query, options) => rank(query, options).hits,
     search(query, options = {}) {
       const threshold = options.threshold ?? DEFAULT_THRESHOLD;
-      const all = candidates(query, { projectId: options.projectId });
-      // A name the corpus has never seen ("PancakeSwap", "Binance") is what the question is
-      // about; unless a project is named too (or the caller chose one), its other words match
-      // by accident.
-      if (!options.projectId && foreignNames(query, weights.vocabulary).length > 0 && !all.some((hit) => hit.namesProject)) return [];
+      const { hits: all, unknownWords } = rank(query, { projectId: options.projectId });
+      // A name the corpus has never seen ("PancakeSwap", "Binance"), or any word no passage
+      // contains even with a typo ("bitcoin", "robinhood" typed in lower case), is what the
+      // question is about; unless a project is named too (or the caller chose one), its other
+      // words match by accident: "bridge ETH to bitcoin" is not answered by a bridge between
+      // Ethereum networks.
+      const guarded = !options.projectId && !all.some((hit) => hit.namesProject);
+      if (guarded && foreignNames(query, weights.vocabulary).length > 0) return [];
+      const minWeight = guarded && unknownWords.length > 0 ? threshold.minDistinctiveWeightBesideUnknownWord : 0;
       // Answerability is decided once per query, by its strongest hit; the weaker passages that
       // follow are kept while they score close enough to the best, so a passage that matched
       // fewer of the words still appears after the one that matched them all.
-      const best = all.find((hit) => isRelevant(hit, threshold));
+      const best = all.find((hit) => isRelevant(hit, threshold) && hit.rarestMatchWeight >= minWeight);
       if (!best) return [];
       return all
         .filter((hit) => hit.score >= best.score * threshold.minRelativeScore)
         .slice(0, options.limit ?? 5)
-        .map(({ projectId: _p, matchedTerms: _m, coverage: _c, distinctiveWeight: _d, namesProject: _n, scorePerTerm: _s, ...hit }) => hit);
+        .map(toKnowledgeHit);
     },
   };
+}
+
+/** A hit as the tool returns it, without the figures used to judge it. */
+function toKnowledgeHit(hit: ScoredHit): KnowledgeHit {
+  const { project, title, section, snippet, score, source_url, as_of } = hit;
+  return { project, title, section, snippet, score, source_url, as_of };
+}
+
+interface Ranking {
+  hits: ScoredHit[];
+  /** Query words no passage matched, neither as typed, by prefix or typo, nor by a synonym. */
+  unknownWords: string[];
+}
+
+/** Whether the query term `typed` can have produced the passage term `name` as a name, not by chance. */
+function namedBy(typed: string, name: string): boolean {
+  if (typed === name) return true;
+  return typed.length >= 5 && (name.startsWith(typed) || editDistanceAtMost(typed, name, typed.length >= 8 ? 2 : 1));
+}
+
+/** Levenshtein distance between `a` and `b` is at most `max` (names are short: the plain table is enough). */
+function editDistanceAtMost(a: string, b: string, max: number): boolean {
+  if (Math.abs(a.length - b.length) > max) return false;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] <= max;
 }
 
 /** The passages of one project page, one per section (shared with the Orama comparison bench). */
@@ -233,6 +314,7 @@ export function sectionChunks(project: CorpusProject): Chunk[] {
     section: section.heading,
     text: section.text,
     sourceUrl: sourceUrlFor(project, section.heading),
+    asOf: project.as_of,
   }));
 }
 

@@ -9,14 +9,17 @@ import { normalizeTerm, queryTerms, tokenize } from './text-terms.js';
  * benefits from them as much as the shipped ones.
  */
 const SYNONYM_GROUPS: readonly string[] = [
-  // who is behind a project: the Overview sections say "founded by", "started by", "incubated by"
-  'behind founded founder founders team creator created invented inventor started incubated',
+  // who is behind a project: the Overview sections say "founded by", "started by", "incubated by";
+  // people ask "who made it", "who built it", "who wrote it"
+  'behind founded founder founders team creator created invented inventor started incubated made built developed wrote author',
   // a balance or a value that goes up
   'increase grow grows rise rises accrue accrues rebase',
   // a network that stops
   'outage outages halt halted stall offline downtime',
   'fee fees cost costs charge charges',
-  'risk risks risky danger dangerous unsafe',
+  'risk risks risky danger dangerous unsafe secure security',
+  'centralized centralised centralization censor censors censored censorship',
+  'launch launched launches opened',
   'hack hacked exploit exploited attack attacks drained theft stolen',
   'lose losing lost loss',
   'lapse lapses lapsed expire expires expired',
@@ -25,12 +28,18 @@ const SYNONYM_GROUPS: readonly string[] = [
   'unstake unstaking withdraw withdrawal withdrawals',
   'money funds',
   'vote votes voting decide decides',
+  'inflation inflationary deflationary issuance',
+  'keep keeps kept store stores stored',
 ];
 
 // Two-word phrases whose meaning no single word carries; rewritten before splitting.
 const PHRASES: ReadonlyArray<[RegExp, string]> = [
   [/\b(go|goes|going|went|gone)\s+up\b/gi, 'increase'],
   [/\b(go|goes|going|went|gone)\s+down\b/gi, 'outage'],
+  [/\bwhite-?paper\b/gi, 'white paper'],
+  // "is Starknet safe", "safe to use": the adjective, not the project Safe.
+  [/\b(is|are)(\s+(?:[\w.-]+\s+){1,3})safe\b/gi, '$1$2risk'],
+  [/\b(how|it)\s+safe\b|\bsafe(\s+to\b)/gi, '$1 risk$2'],
 ];
 
 const groupOf = new Map<string, string[]>();

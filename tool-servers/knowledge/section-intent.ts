@@ -9,9 +9,11 @@ import { queryTerms } from './text-terms.js';
  */
 const INTENT_WORDS: Readonly<Record<string, string>> = {
   Token: 'token tokens tokenomics airdrop airdropped inflation inflationary issuance emissions symbol',
-  Risks: 'risk risks risky danger dangerous unsafe hack hacked exploit exploited attack lose losing lost loss scam wrong outage outages',
+  Risks:
+    'risk risks risky danger dangerous unsafe hack hacked exploit exploited attack lose losing lost loss scam wrong outage outages ' +
+    'secure security centralized centralised censor censorship legit trust',
   Governance: 'vote votes voting voter dao governance govern governs proposal proposals decide decides veto controls',
-  Overview: 'behind founded founder founders team created creator invented started history',
+  Overview: 'behind founded founder founders team created creator invented started history made built wrote author launch launched',
 };
 
 // Phrases whose words are too common to be intent words on their own.
@@ -21,6 +23,8 @@ const INTENT_PHRASES: ReadonlyArray<[RegExp, string]> = [
   // "safe" is also a project's name: only "is it safe", "how safe", "safe to …" ask about risk.
   [/\b(how|is\s+it|is\s+that|it)\s+safe\b|\bsafe\s+to\b/i, 'Risks'],
   [/\b(total|max|maximum|circulating)\s+supply\b/i, 'Token'],
+  // "how do I bridge", "how does X work": the mechanics.
+  [/\bhow\s+(do|does|can|is|are)\b/i, 'How it works'],
 ];
 
 const sectionOf = new Map<string, string>();

@@ -17,6 +17,8 @@ const STOP_WORDS = new Set(
     'which while who whom whose why will with within without would yes yet you your yours ' +
     // contractions typed without the apostrophe ("whos behind base") or split at it ("doesn't" → "doesn", "t")
     'whos hows wheres whens whys im ive dont don doesnt doesn didnt didn isnt isn arent aren cant wont thats theres ' +
+    // scaffolding of casual questions ("what happened with", "how often")
+    'happen happens happened often ' +
     // link noise: URLs are indexed as words, their scheme and top-level domains are not content
     'http https www com org io xyz'
   ).split(' '),

@@ -8,17 +8,18 @@ import { normalizeTerm, queryTerms } from '../../../tool-servers/knowledge/text-
 
 const DIR = join(process.cwd(), 'config/knowledge');
 
-test('the shipped corpus: at least 18 projects, 1–3 KB each, the six sections, front matter complete', () => {
+test('the shipped corpus: at least 30 projects, 1–3 KB each, the six sections, front matter complete with its sources', () => {
   const files = readdirSync(DIR).filter((file) => file.endsWith('.md'));
   const projects = loadCorpus(DIR);
   assert.equal(projects.length, files.length, 'every shipped file parses');
-  assert.ok(projects.length >= 18);
+  assert.ok(projects.length >= 30);
   for (const project of projects) {
     const size = statSync(join(DIR, project.file)).size;
     assert.ok(size >= 1024 && size <= 3072, `${project.file} is ${size} bytes`);
     assert.deepEqual(project.sections.map((s) => s.heading), ['Overview', 'How it works', 'Token', 'Governance', 'Risks', 'Links'], project.file);
     assert.match(project.as_of, /^\d{4}-\d{2}-\d{2}$/);
     assert.ok(project.links.website.startsWith('https://'), project.file);
+    assert.ok(project.source.length > 0, `${project.file} names no source`);
   }
 });
 
@@ -37,7 +38,12 @@ test('parseProjectFile: front matter fields, sections by ## only, the title line
     { heading: 'Risks', text: 'Bugs.' },
   ]);
   const minimal = parseProjectFile('---\nname: M\ncategory: x\nlinks: {website: https://m.example}\nas_of: 2025-01-01\n---\n## A\nB\n', 'm.md');
-  assert.deepEqual([minimal.aliases, minimal.token], [[], null]);
+  assert.deepEqual([minimal.aliases, minimal.token, minimal.source], [[], null, []]);
+  const frontMatter = (source: string) => `name: M\ncategory: x\nlinks: {website: https://m.example}\nsource: ${source}\nas_of: 2025-01-01`;
+  const sourced = (source: string) => parseProjectFile(`---\n${frontMatter(source)}\n---\n## A\nB\n`, 'm.md');
+  assert.deepEqual(sourced('M docs (m.example/docs)').source, ['M docs (m.example/docs)']);
+  assert.deepEqual(sourced('[M docs, M whitepaper]').source, ['M docs', 'M whitepaper']);
+  assert.throws(() => sourced('[]'), { message: /^front matter source: / });
   assert.throws(
     () => parseProjectFile('---\nname: M\ncategory: x\nlinks: {website: https://m.example}\nas_of: June 2025\n---\n## A\nB\n', 'm.md'),
     { message: /^front matter as_of: / },

@@ -10,7 +10,10 @@ test('sectionIntent: words and phrases that ask about a section', () => {
     ['is it safe to restake', ['Risks']],
     ['who can freeze zkSync in an emergency', ['Governance']],
     ['who founded Compound', ['Overview']],
-    ['how do I build a subgraph', []],
+    ['how do I build a subgraph', ['How it works']],
+    ['who made aave', ['Overview']],
+    ['when did starknet launch', ['Overview']],
+    ['is scroll centralized', ['Risks']],
     // "Safe" the wallet and "supplying" assets say nothing about risk or the token.
     ['Can I put a spending limit on my Safe wallet?', []],
     ['Can I lose money by supplying assets on Aave?', ['Risks']],
