@@ -32,7 +32,7 @@ export function registerHealthRoutes(
 /** The fields every health body has; each contributor adds its own (store, tool servers, upstreams). */
 export const healthSchema = z
   .object({
-    status: z.enum(['ok', 'degraded']),
+    status: z.enum(['ok', 'degraded', 'draining']),
     uptime: z.number().nonnegative().meta({ description: 'Seconds since start' }),
     model: z.string().meta({ description: 'Canonical id of the primary model' }),
   })
@@ -44,9 +44,11 @@ export const healthRouteDocs: RouteDoc[] = [
     path: '/health',
     tag: 'Operations',
     summary: 'Model status and uptime',
-    description: 'HTTP 200 unless the gateway cannot serve at all (its store fails): then 503 with the same body, status `degraded`.',
+    description:
+      'HTTP 200 unless the gateway cannot serve at all (its store fails): then 503 with the same body, status `degraded`; ' +
+      'or it is stopping (SIGTERM, for server.drainDelayMs): 503, status `draining`.',
     access: 'open',
-    response: { description: 'Status `ok` or `degraded`, plus each part\'s report', content: json(healthSchema) },
+    response: { description: 'Status `ok`, `degraded` or `draining`, plus each part\'s report', content: json(healthSchema) },
     errors: [503],
   },
 ];
