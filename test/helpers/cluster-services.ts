@@ -10,6 +10,9 @@
  *   const db = await freshDatabase()   // { url, drop() }
  */
 import { randomBytes } from 'node:crypto';
+import { openSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
 
@@ -41,13 +44,26 @@ async function reachable(): Promise<string[]> {
   return missing;
 }
 
+/**
+ * One loud line per test run, not one per file: each test file is its own process, children of
+ * the one runner, so the first to create a marker named after the runner's pid says it.
+ */
+function firstToSay(): boolean {
+  try {
+    closeSync(openSync(join(tmpdir(), `switchyard-cluster-skip-${process.ppid}`), 'wx'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** `skip` is the reason the cluster tests cannot run here, or false. Throws under CI=true. */
 export function clusterServices(): Promise<{ skip: string | false }> {
   checked ??= reachable().then((missing) => {
     if (missing.length === 0) return { skip: false };
     const reason = `cluster tests need ${missing.join(' and ')}`;
     if (process.env.CI === 'true') throw new Error(`${reason}: unreachable under CI=true`);
-    process.stderr.write(`\n!!! SKIPPING CLUSTER TESTS: ${reason} !!!\n\n`);
+    if (firstToSay()) process.stderr.write(`\n!!! SKIPPING CLUSTER TESTS: ${reason} !!!\n\n`);
     return { skip: reason };
   });
   return checked;
