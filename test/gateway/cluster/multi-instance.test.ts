@@ -4,7 +4,7 @@
  * and the scripted upstream model in this process. What only several processes show:
  * - 300 concurrent 1-credit executions on 100 credits over the three: exactly 100 succeed;
  * - a key revoked through one is refused by the others within 1 s; a nonce is spent once anywhere
- *   (a per-wallet budget shared by instances is tested in cluster-gateway and redis-parts);
+ * - a per-wallet budget of N requests per window admits N across all three, not 3N;
  * - kill -9 of one instance under paid load: credits + held + spent = deposited at once, every
  *   answered charge is in total_spent, and once the holds' TTL passes credits + spent = deposited;
  * - a rolling restart of all three under paid chat load (SIGTERM, replacement started, health
@@ -156,6 +156,30 @@ describe('three gateway processes on one PostgreSQL and one Redis', { skip: serv
     }
     assert.equal(answers[0].status, 200);
     for (const replay of answers.slice(1)) assert.equal(errorOf(replay).code, 'siwe_nonce_invalid');
+  });
+
+  test('a per-wallet budget of 10 per minute admits 10 across three instances, not 30', async () => {
+    // Three more instances with a tight budget and no tool server (the load tests need a loose one).
+    const json = baseConfigJson();
+    json.limits = { perWallet: { points: 10, durationSec: 60 } };
+    const tightPath = join(configDir, 'tight.json');
+    writeFileSync(tightPath, JSON.stringify(json));
+    const tight = await Promise.all([0, 1, 2].map(async () => {
+      const instance = await startBuiltGateway({ ...env(), SWITCHYARD_CONFIG: tightPath, LOG_LEVEL: 'info' });
+      started.push(instance);
+      return instance;
+    }));
+    const owner = wallet('5');
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const res = await fetch(`${tight[i % 3].url}/auth/nonce`, { headers: walletHeaders(owner), dispatcher } as RequestInit);
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
+    assert.equal(statuses.filter((s) => s === 200).length, 10);
+    assert.equal(statuses.filter((s) => s === 429).length, 20);
+    await Promise.all(tight.map((instance) => instance.cleanup()));
   });
 
   test('kill -9 of one instance under paid load: no answered charge missing, nothing charged twice', async () => {
