@@ -17,15 +17,20 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import autocannon from 'autocannon';
+import { privateKeyToAccount } from 'viem/accounts';
+import { createSiweMessage } from 'viem/siwe';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
-const WALLET = '0x52908400098527886e0f7030069857d2e4169ee7';
+/** Hardhat's first development key: holds nothing real, signs the bench's SIWE proof. */
+const BENCH_PRIVATE_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const WALLET = privateKeyToAccount(BENCH_PRIVATE_KEY).address.toLowerCase();
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 const RUNS = 3;
 /** Each measuring window; 3 windows per target and run keep the whole bench near 2 minutes. */
 const SECONDS = 3;
@@ -85,22 +90,24 @@ async function runUpstream(): Promise<string> {
 }
 
 /**
- * The gateway runs as `npm start` runs it: the compiled JS in dist/ (main() builds it first), not
- * the TypeScript through tsx. Its processes and the bare proxy's are started alike.
+ * The gateway runs exactly as `npm start` runs it: `node <the start script's flags>
+ * dist/gateway/main.js` (no TypeScript loader in its process), with a config file written here,
+ * logging at info to a discarded stdout. With credits on, the parent grants credits over the admin
+ * API and mints a key with a SIWE proof, as a user would.
  */
-async function runGateway(upstream: string, mode: string): Promise<Record<string, string>> {
-  const dist = (module: string) => new URL(`../dist/gateway/${module}.js`, import.meta.url).href;
-  const { parseConfig } = (await import(dist('config'))) as typeof import('../gateway/config.js');
-  const { startGateway } = (await import(dist('server'))) as typeof import('../gateway/server.js');
+async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools'): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+  const port = await freePort();
   const upstreamConfig = { baseUrl: upstream, model: 'zero' };
   const huge = { points: 1_000_000_000, durationSec: 60 };
-  const config = parseConfig(
-    {
-      server: { port: 0, host: '127.0.0.1' },
+  const configFile = join(dataDir, 'gateway.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      server: { port, host: '127.0.0.1', publicUrl: `http://127.0.0.1:${port}` },
       freeMode: mode !== 'credits',
-      dataDir,
+      adminToken: ADMIN_TOKEN,
       logLevel: 'info',
       limits: { perWallet: huge, perIp: huge, chatConcurrencyPerWallet: 10_000, chatConcurrencyTotal: 10_000 },
       models: [
@@ -108,28 +115,74 @@ async function runGateway(upstream: string, mode: string): Promise<Record<string
         { id: 'svc-8b-operator', alias: 'operator', upstream: upstreamConfig },
       ],
       mcpServers:
-        mode === 'tools'
-          ? { echo: { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp/echo.ts'], env: {} } }
-          : {},
-    },
-    {},
+        mode === 'tools' ? { echo: { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mcp/echo.ts'], env: {} } } : {},
+    }),
   );
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
-  const gateway = await startGateway(config, env, { logDestination: { write() {} } });
-  const out: Record<string, string> = { url: gateway.url };
-  if (mode === 'credits') {
-    await gateway.ledger.grant(WALLET, 1_000_000_000);
-    out.key = (await gateway.apiKeys.create({ address: WALLET, name: 'bench', verified: true })).key;
+  const proc = spawn(process.execPath, [...startFlags(), 'dist/gateway/main.js'], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_CONFIG: configFile, DATA_DIR: dataDir },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let tries = 0; ; tries++) {
+    const up = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    if (up) break;
+    if (tries > 300 || proc.exitCode !== null) throw new Error(`gateway (${mode}) did not start`);
+    await new Promise((r) => setTimeout(r, 100));
   }
-  return out;
+  const info: Record<string, string> = { url };
+  if (mode === 'credits') {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'bench' };
+    const granted = await fetch(`${url}/admin/credits/grant`, { method: 'POST', headers: admin, body: JSON.stringify({ address: WALLET, amount: 1_000_000_000 }) });
+    if (!granted.ok) throw new Error(`grant: ${granted.status}`);
+    info.key = await mintKey(url);
+  }
+  return { child: proc, info };
+}
+
+/** The V8 flags of package.json's start script, so the measured process is the one users run. */
+function startFlags(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts;
+  return scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
+/** A key for WALLET through the public API: nonce, SIWE message signed by a development key, POST. */
+async function mintKey(url: string): Promise<string> {
+  const account = privateKeyToAccount(BENCH_PRIVATE_KEY);
+  const headers = { 'x-wallet-address': account.address, 'content-type': 'application/json' };
+  const { nonce, domain, uri } = (await (await fetch(`${url}/auth/nonce`, { headers })).json()) as Record<string, string>;
+  const message = createSiweMessage({
+    address: account.address,
+    chainId: 1,
+    domain,
+    uri,
+    nonce,
+    version: '1',
+    issuedAt: new Date(),
+    expirationTime: new Date(Date.now() + 5 * 60_000),
+  });
+  const signature = await account.signMessage({ message });
+  const minted = await fetch(`${url}/auth/api-keys`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', message, signature }) });
+  if (!minted.ok) throw new Error(`mint: ${minted.status} ${await minted.text()}`);
+  return ((await minted.json()) as { key: string }).key;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolvePort(port));
+    });
+  });
 }
 
 async function child(role: string, args: string[]): Promise<void> {
   process.once('SIGTERM', () => process.exit(0)); // a clean exit, so --cpu-prof can write its profile
   let out: Record<string, string>;
   if (role === 'upstream') out = { url: await runUpstream() };
-  else if (role === 'proxy') out = { url: (await (await import('./bare-proxy.js')).startBareProxy(args[0])).url };
-  else out = await runGateway(args[0], args[1]);
+  else out = { url: (await (await import('./bare-proxy.js')).startBareProxy(args[0])).url };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
@@ -257,9 +310,9 @@ async function main(): Promise<void> {
   const upstreamBase = upstream.info.url;
   const [proxy, free, credits, tools] = await Promise.all([
     startRole('proxy', upstreamBase),
-    startRole('gateway', upstreamBase, 'free'),
-    startRole('gateway', upstreamBase, 'credits'),
-    startRole('gateway', upstreamBase, 'tools'),
+    startGateway(upstreamBase, 'free'),
+    startGateway(upstreamBase, 'credits'),
+    startGateway(upstreamBase, 'tools'),
   ]);
   const children = [upstream, proxy, free, credits, tools];
   try {
