@@ -253,7 +253,9 @@ export function parseConfig(json: unknown, env: Env): Config {
   }
   checkReservationOutlivesWork(config);
   if (config.cluster.redisUrl && !config.cluster.databaseUrl) {
-    throw new ConfigError('config: REDIS_URL (cluster.redisUrl) needs DATABASE_URL (cluster.databaseUrl): cluster mode keeps keys and credits in PostgreSQL');
+    throw new ConfigError(
+      'config: REDIS_URL (cluster.redisUrl) needs DATABASE_URL (cluster.databaseUrl): cluster mode keeps keys and credits in PostgreSQL',
+    );
   }
   const publicUrl = config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${config.server.port}`;
   return { ...config, server: { ...config.server, publicUrl: publicUrl.replace(/\/+$/, '') } };

@@ -211,6 +211,7 @@ test('cluster mode refuses REDIS_URL without DATABASE_URL, and URLs of the wrong
       err.message === 'config: cluster.databaseUrl: must be a postgres:// or postgresql:// URL' &&
       !err.message.includes('hunter2'),
   );
-  assert.throws(() => parseConfig(fileJson(), { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'http://cache' }), /cluster\.redisUrl: must be a redis:\/\/ or rediss:\/\/ URL/);
+  const wrongRedis = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'http://cache' };
+  assert.throws(() => parseConfig(fileJson(), wrongRedis), /cluster\.redisUrl: must be a redis:\/\/ or rediss:\/\/ URL/);
   assert.throws(() => parseConfig(fileJson(), { REDIS_PREFIX: 'has space' }), /cluster\.redisPrefix: letters, digits and : _ \. -/);
 });
