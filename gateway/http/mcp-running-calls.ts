@@ -12,7 +12,7 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 export interface RunningCall {
-  /** Aborted when a matching `notifications/cancelled` arrives. */
+  /** Aborted when a matching `notifications/cancelled` arrives, the request goes away or shutdown cuts work off. */
   readonly signal: AbortSignal;
   /** The call is over: forget it. */
   end(): void;
@@ -25,6 +25,14 @@ export class RunningCalls {
    */
   private readonly calls = new Map<string, Set<AbortController>>();
 
+  /**
+   * @param shuttingDown aborts every running call when it fires: one listener for the process's
+   *   life, where a per-call AbortSignal.any costs tens of microseconds on every call.
+   */
+  constructor(shuttingDown?: AbortSignal) {
+    shuttingDown?.addEventListener('abort', () => this.abortAll(shuttingDown.reason), { once: true });
+  }
+
   /** Number of calls being tracked (for tests and diagnostics). */
   get size(): number {
     let count = 0;
@@ -32,9 +40,15 @@ export class RunningCalls {
     return count;
   }
 
-  start(wallet: string, id: RequestId): RunningCall {
+  /**
+   * Track a call; its signal is also aborted when `requestSignal` is (the HTTP request that
+   * carries it went away) or shutdown cuts work off.
+   */
+  start(wallet: string, id: RequestId, requestSignal?: AbortSignal): RunningCall {
     const key = keyOf(wallet, id);
     const controller = new AbortController();
+    // The request's signal lives no longer than the request: no listener to remove.
+    requestSignal?.addEventListener('abort', () => controller.abort(requestSignal.reason), { once: true });
     let set = this.calls.get(key);
     if (!set) this.calls.set(key, (set = new Set()));
     set.add(controller);
@@ -56,6 +70,10 @@ export class RunningCalls {
     if (!set) return 0;
     for (const controller of set) controller.abort(new Error(reason ? `cancelled by the client: ${reason}` : 'cancelled by the client'));
     return set.size;
+  }
+
+  private abortAll(reason: unknown): void {
+    for (const set of this.calls.values()) for (const controller of set) controller.abort(reason);
   }
 }
 

@@ -44,11 +44,10 @@ const INSTRUCTIONS =
 export interface McpServerDeps {
   tools: ToolRunner;
   listing: McpToolListing;
+  /** The calls running now; aborts them all when shutdown cuts in-flight work off. */
   running: RunningCalls;
   /** Charged when the caller is billed; undefined charges nothing. */
   ledger?: Ledger;
-  /** Aborted when shutdown cuts in-flight work off. */
-  shuttingDown?: AbortSignal;
   logger: Logger;
   /** The SDK builds an Ajv instance per server unless given one; one shared is much cheaper. */
   validator: jsonSchemaValidator;
@@ -101,12 +100,10 @@ async function callTool(
   requestSignal: AbortSignal,
 ): Promise<CallToolResult> {
   const started = performance.now();
-  const running = deps.running.start(caller.wallet, id);
+  const running = deps.running.start(caller.wallet, id, requestSignal);
   try {
     if (!deps.listing.offers(name)) throw toolNotFound(name);
-    const signals = [requestSignal, running.signal];
-    if (deps.shuttingDown) signals.push(deps.shuttingDown);
-    const signal = AbortSignal.any(signals);
+    const { signal } = running;
     const result = await withCharge(deps.ledger, { wallet: caller.wallet, billing: caller.billing, reserve: TOOL_EXECUTION_CREDITS }, async () => ({
       result: await deps.tools.callTool(name, args, { signal }),
       cost: TOOL_EXECUTION_CREDITS,

@@ -36,9 +36,8 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
   const deps: McpServerDeps = {
     tools: options.tools,
     listing: new McpToolListing(options.tools, options.logger),
-    running: new RunningCalls(),
+    running: new RunningCalls(options.shuttingDown),
     ledger: options.billing?.ledger,
-    shuttingDown: options.shuttingDown,
     logger: options.logger,
     validator: new AjvJsonSchemaValidator(),
   };
@@ -53,8 +52,11 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
     // request costs more than it brings (the gateway sends no progress notifications).
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // Closing the server aborts the signal of every handler still running: a client that goes
-    // away cancels its call at the tool server. After a finished response it only frees them.
-    ctx.res.once('close', () => void server.close());
+    // away cancels its call at the tool server. After a finished response there is nothing to
+    // abort, and nothing outlives the request (no timers, no listeners elsewhere) to free.
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) void server.close();
+    });
     await server.connect(transport);
     await handOver(ctx, transport);
   });
