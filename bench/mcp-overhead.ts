@@ -14,7 +14,7 @@
  *   npm run build && npx tsx bench/mcp-overhead.ts [seconds per window, default 5] [rounds, default 3]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, createServer, request } from 'node:http';
@@ -30,6 +30,8 @@ if (!(SECONDS >= 3) || !(ROUNDS >= 1)) {
   process.exit(2);
 }
 const CONNECTIONS = 50;
+/** Linux's USER_HZ: /proc reports CPU time in these ticks. */
+const CLOCK_TICKS_PER_SECOND = 100;
 const WALLET = '0x52908400098527886e0f7030069857d2e4169ee7';
 
 interface Route {
@@ -149,12 +151,34 @@ async function sequential(url: string, route: Route): Promise<Sequential> {
   return { p50: at(0.5), p99: at(0.99), failed };
 }
 
+/**
+ * CPU seconds used so far by `pid` and its child processes (the tool server), from /proc (Linux;
+ * undefined elsewhere). On a shared machine requests/s swing with the neighbours' load; CPU per
+ * request is what decides throughput once the cores are busy, and it swings much less.
+ */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
+  const ticks = (id: string) => {
+    const fields = readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  };
+  let total = ticks(String(pid));
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+    for (const child of children ? children.split(' ') : []) total += ticks(child);
+  }
+  return total / CLOCK_TICKS_PER_SECOND;
+}
+
 interface Concurrent {
   rps: number;
+  /** Gateway + tool server CPU per request, in microseconds (undefined without /proc). */
+  cpuPerRequest?: number;
   failed: number;
 }
 
-async function concurrent(url: string, route: Route, seconds = SECONDS): Promise<Concurrent> {
+async function concurrent(url: string, route: Route, seconds = SECONDS, pid?: number): Promise<Concurrent> {
+  const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url: `${url}${route.path}`,
     method: 'POST',
@@ -164,7 +188,9 @@ async function concurrent(url: string, route: Route, seconds = SECONDS): Promise
     expectBody: route.expected,
     duration: seconds,
   });
-  return { rps: result.requests.average, failed: result.non2xx + result.errors + result.mismatches };
+  const cpuAfter = cpuSeconds(pid);
+  const cpuPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : ((cpuAfter - cpuBefore) / result.requests.total) * 1e6;
+  return { rps: result.requests.average, cpuPerRequest, failed: result.non2xx + result.errors + result.mismatches };
 }
 
 function median(values: number[]): number {
@@ -184,20 +210,32 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate which route goes first, so neither always follows the other's leftovers.
     const order = round % 2 === 0 ? [execute, mcp] : [mcp, execute];
-    for (const route of order) figures.get(route)!.conc.push(await concurrent(gateway.url, route));
+    for (const route of order) figures.get(route)!.conc.push(await concurrent(gateway.url, route, SECONDS, gateway.child.pid));
     for (const route of order) figures.get(route)!.seq.push(await sequential(gateway.url, route));
+    const rounds = [execute, mcp].map((route) => {
+      const { seq, conc } = figures.get(route)!;
+      const cpu = conc[round].cpuPerRequest;
+      return `${route.name} ${conc[round].rps.toFixed(0)} req/s${cpu === undefined ? '' : ` (${cpu.toFixed(0)} µs CPU/req)`}, p50 ${seq[round].p50.toFixed(3)} ms`;
+    });
+    console.log(`round ${round + 1}: ${rounds.join('; ')}`);
   }
 
   console.log(`windows of ${SECONDS} s, ${ROUNDS} rounds (medians), echo tool, free mode`);
   let failed = 0;
-  const summary = new Map<Route, { rps: number; p50: number; p99: number }>();
+  const summary = new Map<Route, { rps: number; cpu?: number; p50: number; p99: number }>();
   for (const [route, { seq, conc }] of figures) {
-    const row = { rps: median(conc.map((c) => c.rps)), p50: median(seq.map((s) => s.p50)), p99: median(seq.map((s) => s.p99)) };
+    const cpus = conc.flatMap((c) => (c.cpuPerRequest === undefined ? [] : [c.cpuPerRequest]));
+    const row = {
+      rps: median(conc.map((c) => c.rps)),
+      cpu: cpus.length > 0 ? median(cpus) : undefined,
+      p50: median(seq.map((s) => s.p50)),
+      p99: median(seq.map((s) => s.p99)),
+    };
     const routeFailed = seq.reduce((n, s) => n + s.failed, 0) + conc.reduce((n, c) => n + c.failed, 0);
     failed += routeFailed;
     summary.set(route, row);
     console.log(
-      `${route.name.padEnd(24)} @${CONNECTIONS} ${row.rps.toFixed(0).padStart(7)} req/s   @1 p50 ${row.p50.toFixed(3).padStart(7)} ms  p99 ${row.p99.toFixed(3).padStart(7)} ms   failed ${routeFailed}`,
+      `${route.name.padEnd(24)} @${CONNECTIONS} ${row.rps.toFixed(0).padStart(7)} req/s ${row.cpu === undefined ? '' : `${row.cpu.toFixed(0).padStart(5)} µs CPU/req`}   @1 p50 ${row.p50.toFixed(3).padStart(7)} ms  p99 ${row.p99.toFixed(3).padStart(7)} ms   failed ${routeFailed}`,
     );
   }
   if (failed > 0) {
@@ -209,6 +247,10 @@ try {
     const throughput = over.rps / base.rps;
     const latency = over.p50 / base.p50;
     console.log(`/mcp vs execute: throughput @${CONNECTIONS} ${throughput.toFixed(2)}x (target >= 0.80), p50 @1 ${latency.toFixed(2)}x (target <= 1.25)`);
+    if (base.cpu !== undefined && over.cpu !== undefined) {
+      // What the throughput ratio would be with the cores to ourselves: requests per CPU second.
+      console.log(`gateway + tool server CPU per request: /mcp ${(over.cpu / base.cpu).toFixed(2)}x of execute (requests per CPU second ${(base.cpu / over.cpu).toFixed(2)}x)`);
+    }
   }
 } finally {
   await stopGateway(gateway);

@@ -8,7 +8,7 @@
  */
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Ledger } from '../accounts/types.js';
 import type { Logger } from '../logger.js';
@@ -50,7 +50,7 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
     });
     // JSON responses, not an SSE stream per call: every answer is one message, and a stream per
     // request costs more than it brings (the gateway sends no progress notifications).
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // Closing the server aborts the signal of every handler still running: a client that goes
     // away cancels its call at the tool server. After a finished response there is nothing to
     // abort, and nothing outlives the request (no timers, no listeners elsewhere) to free.
@@ -62,14 +62,29 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
   });
 }
 
-/** The transport writes the response itself (status, headers, body) from the body the guard already parsed. */
-async function handOver(ctx: Context, transport: StreamableHTTPServerTransport): Promise<void> {
-  ctx.respond = false;
-  try {
-    await transport.handleRequest(ctx.req, ctx.res, ctx.request.body);
-  } catch (err) {
-    // Nothing written yet: let Koa answer with the error handler's body after all.
-    if (!ctx.res.headersSent) ctx.respond = true;
-    throw err;
+/** The request headers the transport reads (Streamable HTTP's own); the rest are the gateway's business. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+/**
+ * The transport answers a web Request with a web Response. In JSON-response mode that Response is
+ * one finished JSON-RPC message (or an empty 202 for notifications), so Koa writes it like any
+ * other body, and the request log, metrics and error handler see its real status. (The SDK's
+ * Node wrapper would write it through @hono/node-server, which waits a timer tick per response
+ * for a body it cannot see the end of: about a millisecond on every call.)
+ */
+async function handOver(ctx: Context, transport: WebStandardStreamableHTTPServerTransport): Promise<void> {
+  const headers = new Headers();
+  for (const name of TRANSPORT_HEADERS) {
+    const value = ctx.get(name);
+    if (value) headers.set(name, value);
   }
+  // The URL only reaches handlers as requestInfo (unused here): the route's path on a fixed origin
+  // keeps an odd Host header from failing the Request.
+  const request = new Request(`http://gateway${ctx.path}`, { method: ctx.method, headers });
+  const response = await transport.handleRequest(request, { parsedBody: ctx.request.body });
+  ctx.status = response.status;
+  response.headers.forEach((value, name) => ctx.set(name, value));
+  const text = await response.text();
+  ctx.body = text;
+  if (!text) ctx.remove('Content-Type');
 }
