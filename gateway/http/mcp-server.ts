@@ -7,23 +7,9 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
-import {
-  CallToolRequestSchema,
-  CancelledNotificationSchema,
-  ListToolsRequestSchema,
-  type CallToolResult,
-  type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, CancelledNotificationSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { withCharge } from '../accounts/charging.js';
-import type { Ledger } from '../accounts/types.js';
-import { toGatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { toolNotFound } from '../tools/tool-errors.js';
-import type { ToolRunner } from '../tools/types.js';
-import type { RunningCalls } from './mcp-running-calls.js';
-import type { McpToolListing } from './mcp-tool-listing.js';
-import { toolErrorResult, toolResult } from './mcp-tool-results.js';
+import { runToolCall, type McpCaller, type ToolCallDeps } from './mcp-tool-call.js';
 import { TOOL_EXECUTION_CREDITS } from './tools.js';
 
 /**
@@ -41,40 +27,24 @@ const INSTRUCTIONS =
   'A failure is an isError result whose text is {"error":{"message","type","code","param"}}.';
 
 /** What every request's server shares: built once, when the route is registered. */
-export interface McpServerDeps {
-  tools: ToolRunner;
-  listing: McpToolListing;
-  /** The calls running now; aborts them all when shutdown cuts in-flight work off. */
-  running: RunningCalls;
-  /** Charged when the caller is billed; undefined charges nothing. */
-  ledger?: Ledger;
-  logger: Logger;
+export interface McpServerDeps extends ToolCallDeps {
   /** The SDK builds an Ajv instance per server unless given one; one shared is much cheaper. */
   validator: jsonSchemaValidator;
-}
-
-/** Who is calling, as the guard left it on `ctx.state`. */
-export interface McpCaller {
-  wallet: string;
-  /** Credits are charged (free mode off). */
-  billing: boolean;
-  /** The HTTP request's id, for the per-call log line. */
-  requestId: string;
 }
 
 /**
  * A fresh server for one HTTP request; connect it to that request's transport.
  *
  * @example
- *   const server = createMcpServer(deps, { wallet, billing: true, requestId })
- *   await server.connect(new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true }))
+ *   const server = createMcpServer(deps, { wallet, billing: true, requestId, disconnected })
+ *   await server.connect(new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true }))
  */
 export function createMcpServer(deps: McpServerDeps, caller: McpCaller): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: deps.validator });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: deps.listing.tools() }));
   server.setRequestHandler(toolsCallEnvelope, (request, extra) => {
     const { params } = CallToolRequestSchema.parse(request);
-    return callTool(deps, caller, extra.requestId, params.name, params.arguments ?? {}, extra.signal);
+    return runToolCall(deps, caller, { id: extra.requestId, name: params.name, args: params.arguments ?? {} });
   });
   // Replaces the SDK's own handler, which knows only this server's requests: the call being
   // cancelled runs under another request's server.
@@ -83,45 +53,4 @@ export function createMcpServer(deps: McpServerDeps, caller: McpCaller): Server 
     if (requestId !== undefined) deps.running.cancel(caller.wallet, requestId, reason);
   });
   return server;
-}
-
-/**
- * One tools/call, as `/v1/tools/execute` runs it: unknown names refused before credits are
- * reserved, then the tool host under the charging helper (1 credit on success, nothing on
- * failure). `requestSignal` is the SDK's: aborted when this request's transport closes (the
- * client went away).
- */
-async function callTool(
-  deps: McpServerDeps,
-  caller: McpCaller,
-  id: RequestId,
-  name: string,
-  args: Record<string, unknown>,
-  requestSignal: AbortSignal,
-): Promise<CallToolResult> {
-  const started = performance.now();
-  const running = deps.running.start(caller.wallet, id, requestSignal);
-  try {
-    if (!deps.listing.offers(name)) throw toolNotFound(name);
-    const { signal } = running;
-    const result = await withCharge(deps.ledger, { wallet: caller.wallet, billing: caller.billing, reserve: TOOL_EXECUTION_CREDITS }, async () => ({
-      result: await deps.tools.callTool(name, args, { signal }),
-      cost: TOOL_EXECUTION_CREDITS,
-    }));
-    logCall(deps.logger, caller, name, started, 'ok');
-    return toolResult(result);
-  } catch (thrown) {
-    const error = toGatewayError(thrown);
-    logCall(deps.logger, caller, name, started, error.code, error.status >= 500 ? error.details ?? error.message : undefined);
-    return toolErrorResult(error);
-  } finally {
-    running.end();
-  }
-}
-
-/** One line per tools/call (the request line says only `/mcp`); a 5xx's detail goes here, never to the client. */
-function logCall(logger: Logger, caller: McpCaller, tool: string, started: number, outcome: string, details?: string): void {
-  const line = { reqId: caller.requestId, wallet: caller.wallet, tool, outcome, ms: Math.round((performance.now() - started) * 10) / 10 };
-  if (details === undefined) logger.info(line, 'mcp tool call');
-  else logger.error({ ...line, details }, 'mcp tool call');
 }

@@ -2,7 +2,8 @@
  * `POST /mcp`: every tool the gateway hosts behind one MCP endpoint (Streamable HTTP, stateless,
  * JSON responses), with the wallet, keys, limits and credits of the HTTP API. The route sits
  * behind the same guard as `/v1/tools/execute`, so a refused wallet or key is an HTTP 401/403
- * before any MCP message is read; each request then gets a fresh MCP server and transport.
+ * before any MCP message is read. A lone tools/call is answered directly (mcp-lone-tool-call.ts);
+ * every other request gets a fresh SDK server and transport.
  * `GET`/`DELETE /mcp` are 405 with `Allow: POST` (from the router): a stateless server offers
  * neither a standalone SSE stream nor sessions to end.
  */
@@ -14,7 +15,9 @@ import type { Ledger } from '../accounts/types.js';
 import type { Logger } from '../logger.js';
 import type { ToolRunner } from '../tools/types.js';
 import { RunningCalls } from './mcp-running-calls.js';
+import { jsonRpcResult, loneToolCall } from './mcp-lone-tool-call.js';
 import { createMcpServer, type McpServerDeps } from './mcp-server.js';
+import { runToolCall, type McpCaller } from './mcp-tool-call.js';
 import { McpToolListing } from './mcp-tool-listing.js';
 
 export interface McpRouteOptions {
@@ -43,23 +46,34 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
   };
 
   router.post('/mcp', guard, async (ctx) => {
-    const server = createMcpServer(deps, {
+    const caller: McpCaller = {
       wallet: ctx.state.wallet as string,
       billing: ctx.state.billing === true,
       requestId: ctx.state.requestId as string,
-    });
+      disconnected: disconnectSignal(ctx),
+    };
+    const call = loneToolCall(ctx);
+    if (call) {
+      ctx.type = 'application/json';
+      ctx.body = jsonRpcResult(call.id, await runToolCall(deps, caller, call));
+      return;
+    }
+    const server = createMcpServer(deps, caller);
     // JSON responses, not an SSE stream per call: every answer is one message, and a stream per
     // request costs more than it brings (the gateway sends no progress notifications).
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    // Closing the server aborts the signal of every handler still running: a client that goes
-    // away cancels its call at the tool server. After a finished response there is nothing to
-    // abort, and nothing outlives the request (no timers, no listeners elsewhere) to free.
-    ctx.res.once('close', () => {
-      if (!ctx.res.writableFinished) void server.close();
-    });
     await server.connect(transport);
     await handOver(ctx, transport);
   });
+}
+
+/** Aborted when the client goes away before the answer is written: its calls are cancelled at the tool server. */
+function disconnectSignal(ctx: Context): AbortSignal {
+  const disconnect = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) disconnect.abort(new Error('client disconnected'));
+  });
+  return disconnect.signal;
 }
 
 /** The request headers the transport reads (Streamable HTTP's own); the rest are the gateway's business. */

@@ -181,6 +181,36 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
     assert.deepEqual(notJsonRpc.body, { jsonrpc: '2.0', error: { code: ErrorCode.ParseError, message: 'Parse error: Invalid JSON-RPC message' }, id: null });
   });
 
+  test('a lone tools/call (answered without an SDK server) gets the answer the SDK path gives the same call in a batch of one', async () => {
+    const message = { jsonrpc: '2.0', id: 'same', method: 'tools/call', params: { name: 'echo', arguments: { text: 'twice' } } };
+    const lone = await postMcp(gateway, message);
+    const batched = await postMcp(gateway, [message]);
+    assert.deepEqual([lone.status, batched.status], [200, 200]);
+    assert.match(lone.headers.get('content-type') ?? '', /^application\/json/);
+    assert.deepEqual(lone.body, batched.body);
+    assert.deepEqual(lone.body, {
+      result: { content: [{ type: 'text', text: '{"text":"twice"}' }], structuredContent: { text: 'twice' } },
+      jsonrpc: '2.0',
+      id: 'same',
+    });
+    const failing = { ...message, params: { name: 'echo', arguments: {} } };
+    assert.deepEqual((await postMcp(gateway, failing)).body, (await postMcp(gateway, [failing])).body);
+  });
+
+  test('what the SDK transport refuses is refused the same for a tools/call: Accept, Content-Type, protocol version', async () => {
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders(), ...headers }, body: call });
+    const jsonOnly = await post({ 'content-type': 'application/json', accept: 'application/json' });
+    assert.equal(jsonOnly.status, 406);
+    assert.equal(((await jsonOnly.json()) as { error: { code: number } }).error.code, -32000);
+    const odd = await post({ 'content-type': 'application/vnd.api+json', accept: 'application/json, text/event-stream' });
+    assert.equal(odd.status, 415);
+    const future = await post({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2099-01-01' });
+    assert.equal(future.status, 400);
+    assert.match(((await future.json()) as { error: { message: string } }).error.message, /Unsupported protocol version: 2099-01-01/);
+  });
+
   test('HTTP-level refusals keep the OpenAI error body: invalid JSON, no wallet', async () => {
     const invalid = await postMcp(gateway, '{"jsonrpc":');
     assert.equal(invalid.status, 400);
