@@ -4,7 +4,10 @@
  * in one run:
  *  - 1 connection, sequential requests on a keep-alive socket: p50 and p99 (targets: /mcp p50 at
  *    most 1.25x of execute's);
- *  - 50 connections with autocannon: requests/s (target: /mcp at least 0.8x of execute's).
+ *  - 50 connections with autocannon: requests/s (target: /mcp at least 0.8x of execute's), and
+ *    the gateway's and tool server's CPU per request (from /proc), which neighbours' load moves less.
+ * A third row sends the same call as a batch of one, which /mcp answers through a fresh SDK server
+ * and transport (the path of every message but a lone tools/call): the cost the fast path saves.
  * The two routes take turns, ROUNDS times, and each figure is the median of its rounds: the machine
  * is shared, and a slow moment should not land on one route only. Every answer is checked against
  * the one the route gives for a successful call; any other answer (an isError result, a non-2xx)
@@ -59,6 +62,13 @@ const mcp: Route = {
     'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
   },
   body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'bench' } } }),
+};
+
+/** The same call in a batch of one: answered by a fresh SDK server + transport (the path every other message takes). */
+const mcpSdkPath: Route = {
+  ...mcp,
+  name: 'POST /mcp [tools/call]',
+  body: `[${mcp.body}]`,
 };
 
 /** A port the OS says is free right now. */
@@ -123,7 +133,8 @@ async function learnExpected(url: string, route: Route): Promise<void> {
   const { status, text } = await post(url, route, agent);
   agent.destroy();
   const body = JSON.parse(text) as { ok?: boolean; result?: { isError?: boolean; structuredContent?: unknown } };
-  const success = route === execute ? body.ok === true : body.result !== undefined && body.result.isError === undefined;
+  const answer = Array.isArray(body) ? (body[0] as typeof body) : body;
+  const success = route === execute ? answer.ok === true : answer.result !== undefined && answer.result.isError === undefined;
   if (status !== 200 || !success) throw new Error(`${route.name} did not succeed: ${status} ${text}`);
   route.expected = text;
 }
@@ -200,19 +211,17 @@ function median(values: number[]): number {
 
 const gateway = await startGateway();
 try {
-  for (const route of [execute, mcp]) await learnExpected(gateway.url, route);
-  for (const route of [execute, mcp]) await concurrent(gateway.url, route, 2); // warm-up (JIT, the echo child)
+  const routes = [execute, mcp, mcpSdkPath];
+  for (const route of routes) await learnExpected(gateway.url, route);
+  for (const route of routes) await concurrent(gateway.url, route, 2); // warm-up (JIT, the echo child)
 
-  const figures = new Map<Route, { seq: Sequential[]; conc: Concurrent[] }>([
-    [execute, { seq: [], conc: [] }],
-    [mcp, { seq: [], conc: [] }],
-  ]);
+  const figures = new Map<Route, { seq: Sequential[]; conc: Concurrent[] }>(routes.map((route) => [route, { seq: [], conc: [] }]));
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate which route goes first, so neither always follows the other's leftovers.
-    const order = round % 2 === 0 ? [execute, mcp] : [mcp, execute];
+    const order = round % 2 === 0 ? routes : [...routes].reverse();
     for (const route of order) figures.get(route)!.conc.push(await concurrent(gateway.url, route, SECONDS, gateway.child.pid));
     for (const route of order) figures.get(route)!.seq.push(await sequential(gateway.url, route));
-    const rounds = [execute, mcp].map((route) => {
+    const rounds = routes.map((route) => {
       const { seq, conc } = figures.get(route)!;
       const cpu = conc[round].cpuPerRequest;
       return `${route.name} ${conc[round].rps.toFixed(0)} req/s${cpu === undefined ? '' : ` (${cpu.toFixed(0)} µs CPU/req)`}, p50 ${seq[round].p50.toFixed(3)} ms`;
@@ -235,7 +244,7 @@ try {
     failed += routeFailed;
     summary.set(route, row);
     console.log(
-      `${route.name.padEnd(24)} @${CONNECTIONS} ${row.rps.toFixed(0).padStart(7)} req/s ${row.cpu === undefined ? '' : `${row.cpu.toFixed(0).padStart(5)} µs CPU/req`}   @1 p50 ${row.p50.toFixed(3).padStart(7)} ms  p99 ${row.p99.toFixed(3).padStart(7)} ms   failed ${routeFailed}`,
+      `${route.name.padEnd(26)} @${CONNECTIONS} ${row.rps.toFixed(0).padStart(7)} req/s ${row.cpu === undefined ? '' : `${row.cpu.toFixed(0).padStart(5)} µs CPU/req`}   @1 p50 ${row.p50.toFixed(3).padStart(7)} ms  p99 ${row.p99.toFixed(3).padStart(7)} ms   failed ${routeFailed}`,
     );
   }
   if (failed > 0) {
