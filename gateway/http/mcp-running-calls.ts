@@ -29,7 +29,7 @@ export class RunningCalls {
    * @param shuttingDown aborts every running call when it fires: one listener for the process's
    *   life, where a per-call AbortSignal.any costs tens of microseconds on every call.
    */
-  constructor(shuttingDown?: AbortSignal) {
+  constructor(private readonly shuttingDown?: AbortSignal) {
     shuttingDown?.addEventListener('abort', () => this.abortAll(shuttingDown.reason), { once: true });
   }
 
@@ -49,6 +49,9 @@ export class RunningCalls {
     const controller = new AbortController();
     // The request's signal lives no longer than the request: no listener to remove.
     requestSignal?.addEventListener('abort', () => controller.abort(requestSignal.reason), { once: true });
+    // Already over (the client left while the guard ran, or shutdown has cut work off): born aborted.
+    const over = requestSignal?.aborted ? requestSignal : this.shuttingDown?.aborted ? this.shuttingDown : undefined;
+    if (over) controller.abort(over.reason);
     let set = this.calls.get(key);
     if (!set) this.calls.set(key, (set = new Set()));
     set.add(controller);
