@@ -89,7 +89,14 @@ async function startGateway(): Promise<{ child: ChildProcess; url: string; dir: 
   const port = await freePort();
   const child = spawn(process.execPath, ['dist/gateway/main.js'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, SWITCHYARD_CONFIG: join(dir, 'gateway.json'), DATA_DIR: join(dir, 'data'), PORT: String(port), FREE_MODE: 'true', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      SWITCHYARD_CONFIG: join(dir, 'gateway.json'),
+      DATA_DIR: join(dir, 'data'),
+      PORT: String(port),
+      FREE_MODE: 'true',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   let exit: number | null | undefined;
@@ -200,7 +207,8 @@ async function concurrent(url: string, route: Route, seconds = SECONDS, pid?: nu
     duration: seconds,
   });
   const cpuAfter = cpuSeconds(pid);
-  const cpuPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : ((cpuAfter - cpuBefore) / result.requests.total) * 1e6;
+  const cpuPerRequest =
+    cpuBefore === undefined || cpuAfter === undefined ? undefined : ((cpuAfter - cpuBefore) / result.requests.total) * 1e6;
   return { rps: result.requests.average, cpuPerRequest, failed: result.non2xx + result.errors + result.mismatches };
 }
 
@@ -224,7 +232,8 @@ try {
     const rounds = routes.map((route) => {
       const { seq, conc } = figures.get(route)!;
       const cpu = conc[round].cpuPerRequest;
-      return `${route.name} ${conc[round].rps.toFixed(0)} req/s${cpu === undefined ? '' : ` (${cpu.toFixed(0)} µs CPU/req)`}, p50 ${seq[round].p50.toFixed(3)} ms`;
+      const cpuText = cpu === undefined ? '' : ` (${cpu.toFixed(0)} µs CPU/req)`;
+      return `${route.name} ${conc[round].rps.toFixed(0)} req/s${cpuText}, p50 ${seq[round].p50.toFixed(3)} ms`;
     });
     console.log(`round ${round + 1}: ${rounds.join('; ')}`);
   }
@@ -244,7 +253,9 @@ try {
     failed += routeFailed;
     summary.set(route, row);
     console.log(
-      `${route.name.padEnd(26)} @${CONNECTIONS} ${row.rps.toFixed(0).padStart(7)} req/s ${row.cpu === undefined ? '' : `${row.cpu.toFixed(0).padStart(5)} µs CPU/req`}   @1 p50 ${row.p50.toFixed(3).padStart(7)} ms  p99 ${row.p99.toFixed(3).padStart(7)} ms   failed ${routeFailed}`,
+      `${route.name.padEnd(26)} @${CONNECTIONS} ${row.rps.toFixed(0).padStart(7)} req/s ` +
+        `${row.cpu === undefined ? '' : `${row.cpu.toFixed(0).padStart(5)} µs CPU/req`}   ` +
+        `@1 p50 ${row.p50.toFixed(3).padStart(7)} ms  p99 ${row.p99.toFixed(3).padStart(7)} ms   failed ${routeFailed}`,
     );
   }
   if (failed > 0) {
@@ -255,10 +266,17 @@ try {
     const over = summary.get(mcp)!;
     const throughput = over.rps / base.rps;
     const latency = over.p50 / base.p50;
-    console.log(`/mcp vs execute: throughput @${CONNECTIONS} ${throughput.toFixed(2)}x (target >= 0.80), p50 @1 ${latency.toFixed(2)}x (target <= 1.25)`);
+    console.log(
+      `/mcp vs execute: throughput @${CONNECTIONS} ${throughput.toFixed(2)}x (target >= 0.80), ` +
+        `p50 @1 ${latency.toFixed(2)}x (target <= 1.25)`,
+    );
     if (base.cpu !== undefined && over.cpu !== undefined) {
       // What the throughput ratio would be with the cores to ourselves: requests per CPU second.
-      console.log(`gateway + tool server CPU per request: /mcp ${(over.cpu / base.cpu).toFixed(2)}x of execute (requests per CPU second ${(base.cpu / over.cpu).toFixed(2)}x)`);
+      const cpuRatio = over.cpu / base.cpu;
+      console.log(
+        `gateway + tool server CPU per request: /mcp ${cpuRatio.toFixed(2)}x of execute ` +
+          `(requests per CPU second ${(1 / cpuRatio).toFixed(2)}x)`,
+      );
     }
   }
 } finally {

@@ -55,7 +55,8 @@ export async function runToolCall(deps: ToolCallDeps, caller: McpCaller, call: T
   try {
     if (!deps.listing.offers(call.name)) throw toolNotFound(call.name);
     const { signal } = running;
-    const result = await withCharge(deps.ledger, { wallet: caller.wallet, billing: caller.billing, reserve: TOOL_EXECUTION_CREDITS }, async () => ({
+    const charge = { wallet: caller.wallet, billing: caller.billing, reserve: TOOL_EXECUTION_CREDITS };
+    const result = await withCharge(deps.ledger, charge, async () => ({
       result: await deps.tools.callTool(call.name, call.args, { signal }),
       cost: TOOL_EXECUTION_CREDITS,
     }));

@@ -37,7 +37,10 @@ test('names over 64 characters are left out, warned once each, at start and when
   const warnings = () => lines.filter((line) => line.level === 40).map((line) => line.tool);
   assert.deepEqual(warnings(), [tooLong], 'warned at construction, before any request');
   assert.deepEqual(listing.tools().map((tool) => tool.name), ['short', atLimit]);
-  assert.deepEqual([listing.offers('short'), listing.offers(atLimit), listing.offers(tooLong), listing.offers('nope')], [true, true, false, false]);
+  assert.deepEqual(
+    ['short', atLimit, tooLong, 'nope'].map((name) => listing.offers(name)),
+    [true, true, false, false],
+  );
 
   const later = 'c'.repeat(70);
   tools.set([info('short'), info(tooLong), info(later)]);
@@ -49,7 +52,11 @@ test('MCP records: object schemas, the output schema only when declared; cached 
   const tools = runnerWith([info('plain'), info('typed', { type: 'object', properties: { x: { type: 'number' } } })]);
   const listing = new McpToolListing(tools.runner, capturingLogger().logger);
   const listed = listing.tools();
-  assert.deepEqual(listed[0], { name: 'plain', description: 'about plain', inputSchema: { type: 'object', properties: { a: { type: 'string' } } } });
+  assert.deepEqual(listed[0], {
+    name: 'plain',
+    description: 'about plain',
+    inputSchema: { type: 'object', properties: { a: { type: 'string' } } },
+  });
   assert.deepEqual(listed[1].outputSchema, { type: 'object', properties: { x: { type: 'number' } } });
   assert.equal(listing.tools(), listed, 'same list, same records');
   tools.set([info('plain')]);
@@ -61,7 +68,12 @@ test('results: objects are structuredContent too; other values only text; failur
   assert.deepEqual(toolResult([1, 2]), { content: [{ type: 'text', text: '[1,2]' }] });
   assert.deepEqual(toolResult(null), { content: [{ type: 'text', text: 'null' }] });
   assert.deepEqual(toolErrorResult(toolNotFound('x')), {
-    content: [{ type: 'text', text: '{"error":{"message":"Unknown tool \\"x\\".","type":"not_found_error","code":"tool_not_found","param":"tool"}}' }],
+    content: [
+      {
+        type: 'text',
+        text: '{"error":{"message":"Unknown tool \\"x\\".","type":"not_found_error","code":"tool_not_found","param":"tool"}}',
+      },
+    ],
     isError: true,
   });
 });

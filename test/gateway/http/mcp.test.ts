@@ -44,6 +44,16 @@ async function postMcp(gateway: TestGateway, message: unknown, headers: Record<s
   return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
 }
 
+/** A JSON-RPC tools/call request. */
+function toolsCall(id: string | number, name: string, args: unknown) {
+  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } };
+}
+
+/** A JSON-RPC notifications/cancelled. */
+function cancelled(requestId: string | number, reason?: string) {
+  return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason ? { reason } : {}) } };
+}
+
 const errorPayload = z.object({
   error: z.object({ message: z.string(), type: z.string(), code: z.string(), param: z.string().nullable() }),
 });
@@ -61,6 +71,8 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
   let client: Client;
   let scratch: string;
   let cancelLog: string;
+  /** Whether the slow fixture logged the cancellation of the call tagged `tag`. */
+  const sawCancel = (tag: string) => () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').includes(`cancelled ${tag}\n`);
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'switchyard-mcp-http-'));
@@ -97,7 +109,7 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
     assert.deepEqual(await client.ping(), {});
   });
 
-  test('tools/list offers what /v1/tools lists, with input and output schemas; names over 64 characters left out, warned once at start', async () => {
+  test('tools/list: what /v1/tools lists, with input and output schemas; names over 64 characters left out, warned at start', async () => {
     const { tools } = await client.listTools();
     const http = (await (await fetch(`${gateway.url}/v1/tools`, { headers: mcpHeaders() })).json()) as {
       tools: Array<{ name: string; description: string; input_schema: unknown }>;
@@ -129,7 +141,8 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
   });
 
   test('tools/call runs get_time: the structured result, and its JSON as text', async () => {
-    const result = (await client.callTool({ name: 'get_time', arguments: { timezone: 'Asia/Kolkata', at: '2026-03-08T07:00:00Z' } })) as CallToolResult;
+    const args = { timezone: 'Asia/Kolkata', at: '2026-03-08T07:00:00Z' };
+    const result = (await client.callTool({ name: 'get_time', arguments: args })) as CallToolResult;
     assert.equal(result.isError, undefined);
     const structured = result.structuredContent as Record<string, unknown>;
     assert.deepEqual(
@@ -167,22 +180,23 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
     assert.deepEqual(logged.map((line) => [line.outcome, line.wallet]), [['tool_not_found', WALLET]]);
   });
 
-  test('protocol problems are JSON-RPC errors: unknown method, arguments that are not an object, a message that is not JSON-RPC', async () => {
+  test('protocol problems are JSON-RPC errors: unknown method, arguments not an object, a message that is not JSON-RPC', async () => {
     await assert.rejects(client.request({ method: 'resources/list' }, z.object({})), (err: unknown) => {
       assert.ok(err instanceof McpError);
       assert.equal(err.code, ErrorCode.MethodNotFound);
       return true;
     });
-    const badArguments = await postMcp(gateway, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: 'hi' } });
+    const badArguments = await postMcp(gateway, toolsCall(1, 'echo', 'hi'));
     assert.equal(badArguments.status, 200);
     assert.equal((badArguments.body?.error as { code: number }).code, ErrorCode.InvalidParams);
     const notJsonRpc = await postMcp(gateway, { hello: 'world' });
     assert.equal(notJsonRpc.status, 400);
-    assert.deepEqual(notJsonRpc.body, { jsonrpc: '2.0', error: { code: ErrorCode.ParseError, message: 'Parse error: Invalid JSON-RPC message' }, id: null });
+    const parseError = { code: ErrorCode.ParseError, message: 'Parse error: Invalid JSON-RPC message' };
+    assert.deepEqual(notJsonRpc.body, { jsonrpc: '2.0', error: parseError, id: null });
   });
 
-  test('a lone tools/call (answered without an SDK server) gets the answer the SDK path gives the same call in a batch of one', async () => {
-    const message = { jsonrpc: '2.0', id: 'same', method: 'tools/call', params: { name: 'echo', arguments: { text: 'twice' } } };
+  test('a lone tools/call (answered without an SDK server) gets the answer the SDK path gives in a batch of one', async () => {
+    const message = toolsCall('same', 'echo', { text: 'twice' });
     const lone = await postMcp(gateway, message);
     const batched = await postMcp(gateway, [message]);
     assert.deepEqual([lone.status, batched.status], [200, 200]);
@@ -198,7 +212,7 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
   });
 
   test('what the SDK transport refuses is refused the same for a tools/call: Accept, Content-Type, protocol version', async () => {
-    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } });
+    const call = JSON.stringify(toolsCall(1, 'echo', { text: 'x' }));
     const post = (headers: Record<string, string>) =>
       fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders(), ...headers }, body: call });
     const jsonOnly = await post({ 'content-type': 'application/json', accept: 'application/json' });
@@ -206,7 +220,8 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
     assert.equal(((await jsonOnly.json()) as { error: { code: number } }).error.code, -32000);
     const odd = await post({ 'content-type': 'application/vnd.api+json', accept: 'application/json, text/event-stream' });
     assert.equal(odd.status, 415);
-    const future = await post({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2099-01-01' });
+    const both = 'application/json, text/event-stream';
+    const future = await post({ 'content-type': 'application/json', accept: both, 'mcp-protocol-version': '2099-01-01' });
     assert.equal(future.status, 400);
     assert.match(((await future.json()) as { error: { message: string } }).error.message, /Unsupported protocol version: 2099-01-01/);
   });
@@ -214,7 +229,8 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
   test('HTTP-level refusals keep the OpenAI error body: invalid JSON, no wallet', async () => {
     const invalid = await postMcp(gateway, '{"jsonrpc":');
     assert.equal(invalid.status, 400);
-    assert.deepEqual(invalid.body, { error: { message: 'Request body is not valid JSON.', type: 'invalid_request_error', code: 'invalid_json', param: null } });
+    const invalidJson = { message: 'Request body is not valid JSON.', type: 'invalid_request_error', code: 'invalid_json', param: null };
+    assert.deepEqual(invalid.body, { error: invalidJson });
     const noWallet = await postMcp(gateway, { jsonrpc: '2.0', id: 1, method: 'ping' }, {});
     assert.equal(noWallet.status, 400);
     assert.equal((noWallet.body?.error as { code: string }).code, 'invalid_wallet_address');
@@ -229,22 +245,22 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
     }
   });
 
-  test('notifications/cancelled in a separate POST aborts the call at the tool server; the held POST answers request_cancelled', async () => {
-    const call = postMcp(gateway, { jsonrpc: '2.0', id: 'call-1', method: 'tools/call', params: { name: 'sleep', arguments: { ms: 10_000, tag: 'by-notification' } } });
+  test('notifications/cancelled in a separate POST aborts the call at the tool server; its POST answers request_cancelled', async () => {
+    const call = postMcp(gateway, toolsCall('call-1', 'sleep', { ms: 10_000, tag: 'by-notification' }));
     // A cancel from another wallet names nobody's call: the key is (wallet, id).
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const foreign = await postMcp(gateway, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'call-1' } }, mcpHeaders(OTHER_WALLET));
+    const foreign = await postMcp(gateway, cancelled('call-1'), mcpHeaders(OTHER_WALLET));
     assert.equal(foreign.status, 202);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.ok(!existsSync(cancelLog) || !readFileSync(cancelLog, 'utf8').includes('by-notification'));
+    assert.equal(sawCancel('by-notification')(), false);
 
-    const cancel = await postMcp(gateway, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'call-1', reason: 'user stop' } });
+    const cancel = await postMcp(gateway, cancelled('call-1', 'user stop'));
     assert.equal(cancel.status, 202);
     const answered = await call;
     assert.equal(answered.status, 200);
     const result = (answered.body as { result: CallToolResult }).result;
     assert.equal(toolError(result).code, 'request_cancelled');
-    await waitFor('the cancellation at the server', () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').includes('cancelled by-notification'));
+    await waitFor('the cancellation at the server', sawCancel('by-notification'));
   });
 
   test('the SDK client cancelling with an AbortSignal reaches the tool server', async () => {
@@ -252,7 +268,7 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
     const call = client.callTool({ name: 'sleep', arguments: { ms: 10_000, tag: 'by-client' } }, undefined, { signal: controller.signal });
     setTimeout(() => controller.abort('not needed any more'), 300);
     await assert.rejects(call);
-    await waitFor('the cancellation at the server', () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').includes('cancelled by-client'), 3000);
+    await waitFor('the cancellation at the server', sawCancel('by-client'), 3000);
   });
 
   test('a client that closes the POST connection cancels its call at the tool server', async () => {
@@ -262,13 +278,13 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
         headers: { ...mcpHeaders(), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       });
       req.on('error', () => resolve());
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 10_000, tag: 'disconnect' } } }));
+      req.end(JSON.stringify(toolsCall(9, 'sleep', { ms: 10_000, tag: 'disconnect' })));
       setTimeout(() => {
         req.destroy();
         resolve();
       }, 400);
     });
-    await waitFor('the cancellation at the server', () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').includes('cancelled disconnect'), 3000);
+    await waitFor('the cancellation at the server', sawCancel('disconnect'), 3000);
   });
 
   test('tool calls through /mcp are counted per tool like /v1/tools/execute', async () => {
@@ -318,7 +334,7 @@ describe('/mcp with credits on', () => {
     assert.equal((unreadBody.body?.error as { code: string }).code, 'invalid_wallet_address');
   });
 
-  test('the balance falls by exactly 1 per successful call and not at all for a failed one; an empty wallet gets insufficient_credits', async () => {
+  test('the balance falls by exactly 1 per successful call, 0 for a failed one; an empty wallet gets insufficient_credits', async () => {
     await gateway.ledger.grant(WALLET, 2);
     const client = await connect(gateway, mcpHeaders(WALLET, key));
     try {
@@ -331,7 +347,13 @@ describe('/mcp with credits on', () => {
       assert.deepEqual(ok.structuredContent, { text: 'paid' });
       assert.equal(await balance(), 1);
 
-      for (const [name, args] of [['echo', {}], ['nope', {}], ['echo_fail', { code: 'upstream_unavailable' }], ['echo_fail', { code: 'crash' }]] as const) {
+      const failing = [
+        ['echo', {}],
+        ['nope', {}],
+        ['echo_fail', { code: 'upstream_unavailable' }],
+        ['echo_fail', { code: 'crash' }],
+      ] as const;
+      for (const [name, args] of failing) {
         const failed = (await client.callTool({ name, arguments: args })) as CallToolResult;
         assert.equal(failed.isError, true, name);
       }
@@ -352,7 +374,7 @@ describe('/mcp with credits on', () => {
   test('an empty wallet\'s tools/call is still HTTP 200 with an isError result', async () => {
     const answered = await postMcp(
       gateway,
-      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      toolsCall(3, 'echo', { text: 'x' }),
       mcpHeaders(WALLET, key),
     );
     assert.equal(answered.status, 200);
@@ -379,5 +401,35 @@ describe('/mcp with credits on', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('/mcp under the per-wallet budget', () => {
+  let gateway: TestGateway;
+
+  before(async () => {
+    gateway = await startTestGateway({
+      config: (json) => {
+        json.limits = { perWallet: { points: 3, durationSec: 60 } };
+        json.mcpServers = { echo: fixtureServer('echo') };
+      },
+      env: runnableEnv(),
+    });
+  });
+
+  after(async () => {
+    await gateway?.stop();
+  });
+
+  test('every POST counts, whatever it carries; over the budget a 429 with Retry-After and the OpenAI body', async () => {
+    assert.equal((await postMcp(gateway, { jsonrpc: '2.0', id: 1, method: 'ping' })).status, 200);
+    assert.equal((await postMcp(gateway, toolsCall(2, 'echo', { text: 'x' }))).status, 200);
+    assert.equal((await postMcp(gateway, cancelled(2))).status, 202);
+    const refused = await postMcp(gateway, toolsCall(3, 'echo', { text: 'x' }));
+    assert.equal(refused.status, 429);
+    assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal((refused.body?.error as { code: string }).code, 'rate_limited');
+    // Another wallet has its own budget.
+    assert.equal((await postMcp(gateway, { jsonrpc: '2.0', id: 1, method: 'ping' }, mcpHeaders(OTHER_WALLET))).status, 200);
   });
 });
