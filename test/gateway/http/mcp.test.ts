@@ -304,7 +304,7 @@ describe('/mcp with credits on', () => {
       config: (json) => {
         json.freeMode = false;
         json.limits = { perWallet: { points: 10_000, durationSec: 60 }, perIp: { points: 10_000, durationSec: 60 } };
-        json.mcpServers = { echo: fixtureServer('echo') };
+        json.mcpServers = { echo: fixtureServer('echo'), slow: fixtureServer('slow') };
       },
       env: runnableEnv(),
     });
@@ -379,6 +379,18 @@ describe('/mcp with credits on', () => {
     );
     assert.equal(answered.status, 200);
     assert.equal(toolError((answered.body as { result: CallToolResult }).result).code, 'insufficient_credits');
+  });
+
+  test('a cancelled call costs nothing: its hold goes back to the wallet', async () => {
+    const wallet = '0x2222222222222222222222222222222222222222';
+    const headers = mcpHeaders(wallet, await apiKeyFor(gateway, wallet));
+    await gateway.ledger.grant(wallet, 1);
+    const call = postMcp(gateway, toolsCall('slow-1', 'sleep', { ms: 10_000 }), headers);
+    await waitFor('the credit held', async () => (await gateway.ledger.balance(wallet)).credits === 0, 5000);
+    assert.equal((await postMcp(gateway, cancelled('slow-1'), headers)).status, 202);
+    assert.equal(toolError(((await call).body as { result: CallToolResult }).result).code, 'request_cancelled');
+    const balance = await gateway.ledger.balance(wallet);
+    assert.deepEqual([balance.credits, balance.total_spent], [1, 0]);
   });
 
   test('200 concurrent tools/call on 50 credits: exactly 50 succeed', async () => {
