@@ -2,14 +2,14 @@
  * `tools/call` through `POST /mcp` against `POST /v1/tools/execute` for the same tool (the echo
  * fixture), on one built gateway (its own process, FREE_MODE=true, rate limits out of the way),
  * in one run:
- *  - 1 connection, sequential requests on a keep-alive socket: p50 and p99 (targets: /mcp p50 at
- *    most 1.25x of execute's);
+ *  - 1 connection per route, sequential requests on keep-alive sockets, the routes taking turns
+ *    request by request: p50 and p99 (target: /mcp p50 at most 1.25x of execute's);
  *  - 50 connections with autocannon: requests/s (target: /mcp at least 0.8x of execute's), and
  *    the gateway's and tool server's CPU per request (from /proc), which neighbours' load moves less.
  * A third row sends the same call as a batch of one, which /mcp answers through a fresh SDK server
  * and transport (the path of every message but a lone tools/call): the cost the fast path saves.
- * The two routes take turns, ROUNDS times, and each figure is the median of its rounds: the machine
- * is shared, and a slow moment should not land on one route only. Every answer is checked against
+ * The 50-connection windows take turns, ROUNDS times, and each figure is the median of its rounds:
+ * the machine is shared, and a slow moment should not land on one route only. Every answer is checked against
  * the one the route gives for a successful call; any other answer (an isError result, a non-2xx)
  * makes the run exit 1 without a ratio. /mcp requests are what an MCP client sends after
  * initialize (stateless, so no session): JSON-RPC tools/call with the Accept and protocol headers.
@@ -152,21 +152,31 @@ interface Sequential {
   failed: number;
 }
 
-async function sequential(url: string, route: Route): Promise<Sequential> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const latencies: number[] = [];
-  let failed = 0;
-  const deadline = performance.now() + SECONDS * 1000;
+/**
+ * One request at a time per route, each on its own keep-alive socket, the routes taking turns
+ * request by request: a slow moment on the shared machine lands on every route alike.
+ */
+async function sequential(url: string, routes: Route[]): Promise<Map<Route, Sequential>> {
+  const agents = routes.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const latencies = routes.map((): number[] => []);
+  const failed = routes.map(() => 0);
+  const deadline = performance.now() + SECONDS * routes.length * 1000;
   while (performance.now() < deadline) {
-    const started = performance.now();
-    const { status, text } = await post(url, route, agent);
-    latencies.push(performance.now() - started);
-    if (status !== 200 || text !== route.expected) failed++;
+    for (const [i, route] of routes.entries()) {
+      const started = performance.now();
+      const { status, text } = await post(url, route, agents[i]);
+      latencies[i].push(performance.now() - started);
+      if (status !== 200 || text !== route.expected) failed[i]++;
+    }
   }
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
-  return { p50: at(0.5), p99: at(0.99), failed };
+  for (const agent of agents) agent.destroy();
+  return new Map(
+    routes.map((route, i) => {
+      const sorted = latencies[i].sort((a, b) => a - b);
+      const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+      return [route, { p50: at(0.5), p99: at(0.99), failed: failed[i] }];
+    }),
+  );
 }
 
 /**
@@ -228,7 +238,7 @@ try {
     // Alternate which route goes first, so neither always follows the other's leftovers.
     const order = round % 2 === 0 ? routes : [...routes].reverse();
     for (const route of order) figures.get(route)!.conc.push(await concurrent(gateway.url, route, SECONDS, gateway.child.pid));
-    for (const route of order) figures.get(route)!.seq.push(await sequential(gateway.url, route));
+    for (const [route, figure] of await sequential(gateway.url, order)) figures.get(route)!.seq.push(figure);
     const rounds = routes.map((route) => {
       const { seq, conc } = figures.get(route)!;
       const cpu = conc[round].cpuPerRequest;
