@@ -22,7 +22,7 @@ const toolsCallEnvelope = z.object({ method: z.literal('tools/call'), params: z.
 const SERVER_INFO = { name: 'switchyard', version: '0.1.0' };
 
 const INSTRUCTIONS =
-  'Switchyard: every tool this gateway hosts (on-chain, web, knowledge, utility). Call list_tools to find one by words. ' +
+  'Switchyard: every tool this gateway hosts, behind one endpoint. Call list_tools to find one by words. ' +
   `A successful tools/call costs ${TOOL_EXECUTION_CREDITS} credit; a failed one costs nothing. ` +
   'A failure is an isError result whose text is {"error":{"message","type","code","param"}}.';
 
