@@ -16,6 +16,7 @@ import { requestContext } from './http/request-context.js';
 import { corsFor } from './http/cors.js';
 import { perIpRateLimit, perWalletRateLimit, type LimiterFactory } from './http/rate-limit.js';
 import { registerToolRoutes, toolRouteDocs } from './http/tools.js';
+import { mcpRouteDocs, registerMcpRoutes } from './http/mcp.js';
 import type { ToolRunner } from './tools/types.js';
 import type { Accounts } from './accounts/accounts.js';
 import type { Ledger } from './accounts/types.js';
@@ -43,7 +44,7 @@ export interface AppDeps {
    * work (upstream calls, tool calls) can tie its own AbortSignal to it. Default: never aborted.
    */
   shuttingDown?: AbortSignal;
-  /** The tool host: /v1/tools, /v1/tools/execute and the chat loop's tools. */
+  /** The tool host: /v1/tools, /v1/tools/execute, /mcp and the chat loop's tools. */
   tools: ToolRunner;
   /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store, or PostgreSQL in cluster mode). */
   accounts: Pick<Accounts, 'apiKeys' | 'siwe'> & { ledger: Ledger };
@@ -110,6 +111,7 @@ export function createApp(deps: AppDeps): Koa {
   });
   registerChatRoutes(router, [gated, chatConcurrency(config.limits, deps.shared?.chatSlots)], orchestrator);
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown });
+  registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.
   const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, readJson];
   const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), walletBudget, readJson];
@@ -125,6 +127,7 @@ export function createApp(deps: AppDeps): Koa {
     ...modelRouteDocs,
     ...chatRouteDocs,
     ...toolRouteDocs,
+    ...mcpRouteDocs,
     ...keyRouteDocs,
     ...creditRouteDocs,
     ...adminRouteDocs,

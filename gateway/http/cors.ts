@@ -1,8 +1,11 @@
 import cors from '@koa/cors';
 import type { Context, Middleware } from 'koa';
 
-/** Headers a browser client may send: its key, JSON, its wallet and its own request id. */
-export const CORS_ALLOWED_HEADERS = ['authorization', 'content-type', 'x-wallet-address', 'x-request-id'];
+/**
+ * Headers a browser client may send: its key, JSON, its wallet, its own request id, and the
+ * protocol version an MCP client sends on every POST to /mcp after initialize.
+ */
+export const CORS_ALLOWED_HEADERS = ['authorization', 'content-type', 'x-wallet-address', 'x-request-id', 'mcp-protocol-version'];
 /** Response headers a browser client may read (ids, rate limits and credit accounting). */
 export const CORS_EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'x-credits-charged', 'x-credits-remaining'];
 

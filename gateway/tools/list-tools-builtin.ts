@@ -14,22 +14,30 @@ const inputSchema = z.object({
   query: z.string().max(500).optional().describe('Words to look for in tool names and descriptions; omit to list every tool.'),
 }).strict();
 
+const outputSchema = z.object({
+  tools: z.array(z.object({ name: z.string(), description: z.string(), params: z.array(z.string()), server: z.string() })),
+});
+
+/** A zod schema as the JSON Schema a tool listing carries (without `$schema`, like the input schemas). */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io }) as Record<string, unknown>;
+  return json;
+}
+
 /** How list_tools appears in listings. */
 export function listToolsInfo(): ToolInfo {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(inputSchema, { io: 'input' }) as Record<string, unknown>;
   return {
     name: LIST_TOOLS_NAME,
     description:
       'List the tools available right now, with their parameters. Pass `query` to keep only tools whose name or description mentions one of its words.',
-    inputSchema: schema,
+    inputSchema: jsonSchemaOf(inputSchema, 'input'),
+    outputSchema: jsonSchemaOf(outputSchema, 'output'),
     params: ['query'],
     server: 'gateway',
   };
 }
 
-export interface ListToolsResult {
-  tools: Array<{ name: string; description: string; params: string[]; server: string }>;
-}
+export type ListToolsResult = z.infer<typeof outputSchema>;
 
 /**
  * Run list_tools over the tools that can run now. Tools matching more query words come first.

@@ -207,6 +207,7 @@ export class ToolHost implements ToolRunner {
         name: entry.publicName,
         description: entry.tool.description ?? '',
         inputSchema,
+        ...(entry.tool.outputSchema ? { outputSchema: entry.tool.outputSchema as Record<string, unknown> } : {}),
         params: paramNames(inputSchema),
         server: entry.server,
       });

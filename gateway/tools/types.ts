@@ -10,6 +10,8 @@ export interface ToolInfo {
   description: string;
   /** JSON Schema of the arguments (from the MCP server's inputSchema). */
   inputSchema: Record<string, unknown>;
+  /** JSON Schema of the structured result, when the server declares one (MCP's outputSchema). */
+  outputSchema?: Record<string, unknown>;
   /** Argument names, in schema order. */
   params: string[];
   /** Configured server name, or "gateway" for built-ins such as list_tools. */

@@ -93,6 +93,10 @@ describe('tool host with fixture servers', () => {
     assert.deepEqual(sleep.params, ['ms', 'tag']);
     assert.equal(sleep.description, 'Wait for ms milliseconds, then answer.');
     assert.equal((sleep.inputSchema as { type: string }).type, 'object');
+    // Output schemas are carried as the server declared them (the /mcp listing hands them on).
+    assert.deepEqual((sleep.outputSchema as { properties: unknown }).properties, { slept: { type: 'number' } });
+    const listTools = tools.find((t) => t.name === 'list_tools')!;
+    assert.deepEqual((listTools.outputSchema as { required: string[] }).required, ['tools']);
   });
 
   test('runs a tool and returns its structured result', async () => {
