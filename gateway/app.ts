@@ -14,11 +14,12 @@ import type { HealthContributor } from './health.js';
 import { metricsRouteDocs, registerMetricsRoutes } from './http/metrics.js';
 import { requestContext } from './http/request-context.js';
 import { corsFor } from './http/cors.js';
-import { perIpRateLimit, perWalletRateLimit } from './http/rate-limit.js';
+import { perIpRateLimit, perWalletRateLimit, type LimiterFactory } from './http/rate-limit.js';
 import { registerToolRoutes, toolRouteDocs } from './http/tools.js';
 import { mcpRouteDocs, registerMcpRoutes } from './http/mcp.js';
 import type { ToolRunner } from './tools/types.js';
 import type { Accounts } from './accounts/accounts.js';
+import type { Ledger } from './accounts/types.js';
 import { ledgerCharger, NO_CHARGE } from './accounts/charging.js';
 import { authenticate } from './http/auth.js';
 import { keyRouteDocs, registerKeyRoutes } from './http/keys.js';
@@ -27,7 +28,7 @@ import { adminRouteDocs, registerAdminRoutes } from './http/admin.js';
 import { chatRouteDocs, registerChatRoutes } from './http/chat.js';
 import { buildOpenApiDocument, openApiRouteDocs, registerOpenApiRoutes } from './http/openapi.js';
 import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/playground.js';
-import { chatConcurrency } from './http/chat-concurrency.js';
+import { chatConcurrency, type SharedWalletSlots } from './http/chat-concurrency.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
 
@@ -45,8 +46,10 @@ export interface AppDeps {
   shuttingDown?: AbortSignal;
   /** The tool host: /v1/tools, /v1/tools/execute, /mcp and the chat loop's tools. */
   tools: ToolRunner;
-  /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store). */
-  accounts: Accounts;
+  /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store, or PostgreSQL in cluster mode). */
+  accounts: Pick<Accounts, 'apiKeys' | 'siwe'> & { ledger: Ledger };
+  /** Cluster mode with Redis: request budgets and per-wallet chat slots every instance shares. */
+  shared?: { limiters: LimiterFactory; chatSlots: SharedWalletSlots };
   /** Each model's upstream client and health: POST /v1/chat/completions. */
   upstreams: Upstreams;
 }
@@ -72,7 +75,7 @@ export function createApp(deps: AppDeps): Koa {
   // 3. Errors → OpenAI-shaped bodies (so every later failure is caught).
   app.use(errorHandler());
   // 4. Per-IP request budget, before the wallet check and before reading any body.
-  app.use(perIpRateLimit(config.limits.perIp));
+  app.use(perIpRateLimit(config.limits.perIp, deps.shared?.limiters));
   // 5. Nothing answered: 404, or 405/501 from the router (which sets `Allow`), in the OpenAI shape.
   app.use(async (ctx, next) => {
     await next();
@@ -90,7 +93,7 @@ export function createApp(deps: AppDeps): Koa {
   const auth = (keyRequired: 'always' | 'unless-free') =>
     authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
   // One budget per wallet across every route group: a limiter per chain would triple it.
-  const walletBudget = perWalletRateLimit(config.limits.perWallet);
+  const walletBudget = perWalletRateLimit(config.limits.perWallet, deps.shared?.limiters);
   const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, readJson];
   const gated = compose(gatedSteps);
   const router = new Router();
@@ -106,7 +109,7 @@ export function createApp(deps: AppDeps): Koa {
     tools: deps.tools,
     charger,
   });
-  registerChatRoutes(router, [gated, chatConcurrency(config.limits)], orchestrator);
+  registerChatRoutes(router, [gated, chatConcurrency(config.limits, deps.shared?.chatSlots)], orchestrator);
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown });
   registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.

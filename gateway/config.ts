@@ -78,6 +78,8 @@ export const configSchema = z
         bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
         /** How long in-flight requests may run after SIGTERM before they are aborted. */
         shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+        /** After SIGTERM, keep serving this long while /health answers 503 `draining` (load balancers notice). */
+        drainDelayMs: z.number().int().nonnegative().default(5_000),
         corsOrigins: z.array(z.string().min(1)).default([]),
         /** Trust X-Forwarded-For for the client IP (behind a reverse proxy). */
         trustProxy: z.boolean().default(false),
@@ -85,6 +87,25 @@ export const configSchema = z
       .prefault({}),
     freeMode: z.boolean().default(false),
     dataDir: z.string().min(1).default('./data'),
+    /**
+     * Cluster mode: with `databaseUrl` (PostgreSQL) any number of gateways share keys and ledger;
+     * with `redisUrl` too they share limits, nonces and key-cache invalidation.
+     */
+    cluster: z
+      .object({
+        databaseUrl: z
+          .string()
+          .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL')
+          .optional(),
+        redisUrl: z
+          .string()
+          .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
+          .optional(),
+        /** Keeps several deployments apart on one Redis. */
+        redisPrefix: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . -').default('switchyard:'),
+      })
+      .strict()
+      .prefault({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     adminToken: z.string().min(16, 'at least 16 characters').optional(),
     limits: z
@@ -142,9 +163,13 @@ const ENV_OVERRIDES: Array<[string, (raw: Record<string, unknown>, value: string
   ['BODY_LIMIT_BYTES', (raw, v) => (section(raw, 'server').bodyLimitBytes = numberFrom('BODY_LIMIT_BYTES', v))],
   ['FREE_MODE', (raw, v) => (raw.freeMode = boolFrom('FREE_MODE', v))],
   ['DATA_DIR', (raw, v) => (raw.dataDir = v)],
+  ['DATABASE_URL', (raw, v) => (section(raw, 'cluster').databaseUrl = v)],
+  ['REDIS_URL', (raw, v) => (section(raw, 'cluster').redisUrl = v)],
+  ['REDIS_PREFIX', (raw, v) => (section(raw, 'cluster').redisPrefix = v)],
   ['ADMIN_TOKEN', (raw, v) => (raw.adminToken = v)],
   ['LOG_LEVEL', (raw, v) => (raw.logLevel = v)],
   ['SIWE_RPC_URL', (raw, v) => (section(raw, 'accounts').siweRpcUrl = v)],
+  ['DRAIN_DELAY_MS', (raw, v) => (section(raw, 'server').drainDelayMs = numberFrom('DRAIN_DELAY_MS', v))],
   ['CHAT_DEADLINE_MS', (raw, v) => (section(raw, 'chat').deadlineMs = numberFrom('CHAT_DEADLINE_MS', v))],
 ];
 
@@ -227,6 +252,11 @@ export function parseConfig(json: unknown, env: Env): Config {
     }
   }
   checkReservationOutlivesWork(config);
+  if (config.cluster.redisUrl && !config.cluster.databaseUrl) {
+    throw new ConfigError(
+      'config: REDIS_URL (cluster.redisUrl) needs DATABASE_URL (cluster.databaseUrl): cluster mode keeps keys and credits in PostgreSQL',
+    );
+  }
   const publicUrl = config.server.publicUrl ?? `http://${hostForUrl(config.server.host)}:${config.server.port}`;
   return { ...config, server: { ...config.server, publicUrl: publicUrl.replace(/\/+$/, '') } };
 }

@@ -140,6 +140,20 @@ export class TooManyApiKeys extends GatewayError {
   }
 }
 
+/**
+ * 503 store_unavailable: a store this request needs (PostgreSQL, Redis) cannot be reached. The
+ * request changed nothing it could not undo; retrying later is safe.
+ */
+export class StoreUnavailable extends GatewayError {
+  /** Which store: "PostgreSQL" or "Redis". */
+  readonly store: string;
+
+  constructor(store: string, cause?: unknown, message = `${store} is unavailable; retry shortly.`) {
+    super({ status: 503, code: 'store_unavailable', type: 'server_error', message, cause, headers: { 'Retry-After': '1' } });
+    this.store = store;
+  }
+}
+
 export class Unauthorized extends GatewayError {
   constructor(code: string, message: string) {
     super({ status: 401, code, message });

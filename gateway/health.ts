@@ -8,6 +8,8 @@ export interface HealthReport {
   degraded?: boolean;
   /** Without this part the gateway cannot serve at all (the store): status `degraded`, HTTP 503. */
   cannotServe?: boolean;
+  /** The instance is stopping (SIGTERM, `server.drainDelayMs`): status `draining`, HTTP 503. */
+  draining?: boolean;
 }
 
 /** A part of the gateway that reports into `/health` (store, tool servers, upstream models). */

@@ -32,8 +32,8 @@ async function main(): Promise<void> {
   // pino writes asynchronously: let the last lines reach stdout (in order) before exiting.
   const exit = (code: number) => (gateway ? gateway.logger.flush(() => process.exit(code)) : process.exit(code));
   const stop = (running: RunningGateway, signal: string) => {
-    running.logger.info({ signal }, 'shutting down');
-    running.close().then(
+    running.logger.info({ signal, drainDelayMs: running.config.server.drainDelayMs }, 'shutting down');
+    running.drainAndClose().then(
       () => {
         running.logger.info('shut down cleanly');
         exit(0);

@@ -12,6 +12,9 @@ import { storeHealth } from './accounts/store-health.js';
 import type { AccountsStore } from './accounts/store.js';
 import type { Ledger } from './accounts/types.js';
 import type { ApiKeys } from './accounts/api-keys.js';
+import type { SiweVerifier } from './accounts/siwe.js';
+import type { HealthContributor } from './health.js';
+import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-accounts.js';
 import { createUpstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
 
@@ -25,18 +28,20 @@ export interface RunningGateway {
   logger: Logger;
   /** The MCP tool host (servers' status, pids, tools). */
   tools: ToolHost;
-  /** The credit ledger, for chat/tool charging and tests. */
+  /** The credit ledger, for chat/tool charging and tests (Keyv + SQLite, or PostgreSQL in cluster mode). */
   ledger: Ledger;
   /** API keys (tests mint keys here without a SIWE round trip). */
   apiKeys: ApiKeys;
-  /** The accounts store (probed by /health; tests make it fail). */
-  store: AccountsStore;
+  /** The embedded accounts store (probed by /health; tests make it fail); undefined in cluster mode. */
+  store: AccountsStore | undefined;
   /** Aborted when shutdown's grace period is over and in-flight work is being cut off. */
   shuttingDown: AbortSignal;
   /** Run `closer` at shutdown, after HTTP traffic is drained (last registered runs first). */
   onClose(closer: Closer): void;
   /** Stop accepting, let in-flight requests finish (bounded, then abort them), run the closers. */
   close(): Promise<void>;
+  /** SIGTERM: serve on for `server.drainDelayMs` with /health 503 `draining`, then `close()`. */
+  drainAndClose(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -55,14 +60,10 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const server = createServer();
   // Shutdown first: it must see each request before the app does (see gracefulShutdown).
   const shutdown = gracefulShutdown(server, { graceMs: config.server.shutdownGraceMs, logger });
-  // The DATA_DIR lock is taken first: a second gateway on the same store refuses before it
-  // spawns anything. Registered first, the store closes last (after the tool host).
-  const accounts = await openAccounts({
-    dataDir: config.dataDir,
-    publicUrl: config.server.publicUrl,
-    settings: config.accounts,
-    onTouchError: (err) => logger.warn({ err }, 'API key last_used_at write failed'),
-  });
+  // Accounts first: in embedded mode the DATA_DIR lock makes a second gateway on the same store
+  // refuse before it spawns anything; in cluster mode a store that is down stops the start here.
+  // Registered first, the store closes last (after the tool host).
+  const accounts = await openAccountsFor(config, logger);
   shutdown.onClose(() => accounts.close());
   // Tool servers start before we listen, so /v1/tools is complete from the first request.
   const tools = createToolHost({ servers: config.mcpServers, env, logger, metrics });
@@ -77,7 +78,10 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const upstreams = createUpstreams(config, env, logger);
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
-  const app = createApp({ config, logger, metrics, startedAt, health: [storeHealth(accounts.store), tools, upstreams.health], tools, shuttingDown: shutdown.shuttingDown, accounts, upstreams });
+  const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
+  const health = [accounts.health, tools, upstreams.health, draining];
+  const { shuttingDown } = shutdown;
+  const app = createApp({ config, logger, metrics, startedAt, health, tools, shuttingDown, accounts, upstreams, shared: accounts.shared });
   server.on('request', app.callback());
   server.on('clientError', answerClientError);
   try {
@@ -115,5 +119,50 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     shuttingDown: shutdown.shuttingDown,
     onClose: shutdown.onClose,
     close: shutdown.close,
+    drainAndClose: () => shutdown.drain(config.server.drainDelayMs),
   };
+}
+
+/** What the gateway needs of accounts, in either mode. */
+interface ModeAccounts {
+  ledger: Ledger;
+  apiKeys: ApiKeys;
+  siwe: SiweVerifier;
+  health: HealthContributor;
+  store: AccountsStore | undefined;
+  shared: ClusterAccounts['shared'];
+  close(): Promise<void>;
+}
+
+/**
+ * The one place the mode is chosen: no DATABASE_URL is embedded mode (Keyv + SQLite in DATA_DIR,
+ * one process); DATABASE_URL is cluster mode (PostgreSQL, and Redis with REDIS_URL).
+ */
+async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAccounts> {
+  const onSweepError = (err: unknown) => logger.error({ err }, 'reservation sweep failed');
+  const onTouchError = (err: unknown) => logger.warn({ err }, 'API key last_used_at write failed');
+  const { databaseUrl, redisUrl, redisPrefix } = config.cluster;
+  if (!databaseUrl) {
+    const { dataDir, accounts: settings } = config;
+    const embedded = await openAccounts({ dataDir, publicUrl: config.server.publicUrl, settings, onTouchError });
+    return { ...embedded, health: storeHealth(embedded.store), shared: undefined };
+  }
+  if (!redisUrl) {
+    logger.warn(
+      'cluster mode without REDIS_URL: rate limits, chat concurrency and SIWE nonces are per instance, ' +
+        'and each key cache re-checks PostgreSQL every 5 s',
+    );
+  }
+  const cluster = await openClusterAccounts({
+    databaseUrl,
+    redisUrl,
+    redisPrefix,
+    publicUrl: config.server.publicUrl,
+    settings: config.accounts,
+    onSweepError,
+    onTouchError,
+    onBroadcastError: (err) => logger.warn({ err }, 'API key change not broadcast (other instances re-check within 30 s)'),
+  });
+  logger.info({ migrated: cluster.migrated, redis: redisUrl !== undefined }, 'cluster mode: accounts on PostgreSQL');
+  return { ...cluster, shared: cluster.shared, store: undefined };
 }

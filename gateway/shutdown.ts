@@ -12,6 +12,14 @@ export interface GracefulShutdown {
   readonly shuttingDown: AbortSignal;
   /** Register a closer; closers run after HTTP is drained, last registered first. */
   onClose(closer: Closer): void;
+  /** True from `drain()` on: /health answers 503 `draining` so load balancers stop sending. */
+  readonly draining: boolean;
+  /**
+   * A rolling restart's stop: keep listening and serving for `delayMs` while /health says
+   * `draining` (a balancer's probe sees a 503, not a refused connection), then `close()`. Every
+   * response from now on ends its connection, so clients reconnect to another instance.
+   */
+  drain(delayMs: number): Promise<void>;
   /**
    * Stop accepting connections, let in-flight requests finish for up to `graceMs`, then abort
    * them (signal + destroyed sockets), then run the closers. Idempotent: later calls share the
@@ -37,11 +45,13 @@ export function gracefulShutdown(server: Server, options: { graceMs: number; log
   const closers: Closer[] = [];
   const abort = new AbortController();
   let draining = false;
+  let announced = false;
   let closing: Promise<void> | undefined;
+  let drained: Promise<void> | undefined;
 
   server.on('request', (_req, res: ServerResponse) => {
     inFlight.add(res);
-    if (draining) res.setHeader('connection', 'close');
+    if (draining || announced) res.setHeader('connection', 'close');
     res.once('close', () => {
       inFlight.delete(res);
       // A keep-alive socket that just finished its last response is idle now: close it too.
@@ -83,14 +93,24 @@ export function gracefulShutdown(server: Server, options: { graceMs: number; log
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} part(s) failed to close`);
   }
 
+  const close = (): Promise<void> => {
+    closing ??= drainHttp().then(runClosers);
+    return closing;
+  };
+
   return {
     shuttingDown: abort.signal,
+    get draining() {
+      return announced || draining;
+    },
     onClose(closer) {
       closers.push(closer);
     },
-    close() {
-      closing ??= drainHttp().then(runClosers);
-      return closing;
+    drain(delayMs) {
+      announced = true;
+      drained ??= new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(close);
+      return drained;
     },
+    close,
   };
 }

@@ -6,7 +6,7 @@
  *
  * @example
  *   const siwe = new SiweVerifier({ publicUrl: 'https://api.example', nonceTtlMs: 600_000 })
- *   const { nonce } = siwe.issueNonce(wallet)
+ *   const { nonce } = await siwe.issueNonce(wallet)
  *   await siwe.verify(wallet, { message, signature })   // throws Unauthorized('siwe_…') on refusal
  */
 import { createPublicClient, http, isHex, verifyMessage, type Hex } from 'viem';
@@ -28,6 +28,15 @@ export interface SiweOptions {
   nonceTtlMs: number;
   /** When set, EIP-1271/6492 signatures are checked on this chain (5 s timeout, no retries). */
   rpcUrl?: string;
+  /** Where outstanding nonces live; default this process's memory (cluster mode: Redis). */
+  nonces?: Nonces;
+}
+
+/** Outstanding single-use nonces: NonceStore in memory, or shared by every instance (Redis). */
+export interface Nonces {
+  issue(wallet: string): { nonce: string; expiresAt: number } | Promise<{ nonce: string; expiresAt: number }>;
+  /** True exactly once for a nonce issued to `wallet` and not expired; atomic across callers. */
+  consume(nonce: string, wallet: string): boolean | Promise<boolean>;
 }
 
 export interface NonceGrant {
@@ -43,21 +52,21 @@ const refuse = (code: string, message: string) => new Unauthorized(code, message
 export class SiweVerifier {
   readonly domain: string;
   readonly origin: string;
-  private readonly nonces: NonceStore;
+  private readonly nonces: Nonces;
 
   constructor(private readonly options: SiweOptions) {
     const url = new URL(options.publicUrl);
     this.domain = url.host;
     this.origin = url.origin;
-    this.nonces = new NonceStore({ ttlMs: options.nonceTtlMs });
+    this.nonces = options.nonces ?? new NonceStore({ ttlMs: options.nonceTtlMs });
   }
 
   /**
    * A fresh single-use nonce for `wallet`, valid for nonceTtlMs. Kept in memory (see
-   * NonceStore): a wallet has at most a few outstanding, and a restart forgets them.
+   * NonceStore) or, in cluster mode, in Redis: a wallet has at most a few outstanding.
    */
-  issueNonce(wallet: string): NonceGrant {
-    const { nonce, expiresAt } = this.nonces.issue(wallet.toLowerCase());
+  async issueNonce(wallet: string): Promise<NonceGrant> {
+    const { nonce, expiresAt } = await this.nonces.issue(wallet.toLowerCase());
     return { nonce, domain: this.domain, uri: this.origin, expires_at: new Date(expiresAt).toISOString() };
   }
 
@@ -96,7 +105,7 @@ export class SiweVerifier {
       throw refuse('siwe_invalid_message', 'message is not a valid EIP-4361 (SIWE) message.');
     }
     await this.checkSignature(fields.address, proof.message, proof.signature);
-    if (!this.nonces.consume(fields.nonce, address)) {
+    if (!(await this.nonces.consume(fields.nonce, address))) {
       throw refuse('siwe_nonce_invalid', 'The SIWE nonce is unknown, expired or already used; get a new one from GET /auth/nonce.');
     }
   }

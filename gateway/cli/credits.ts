@@ -1,5 +1,9 @@
 /**
- * `npm run credits -- grant <address> <amount>` and `npm run credits -- balance <address>`.
+ * `npm run credits -- grant <address> <amount>` and `npm run credits -- balance <address>`; in
+ * cluster mode also `npm run credits -- migrate-to-postgres` (see migrate-to-postgres.ts).
+ *
+ * In cluster mode (DATABASE_URL) the CLI writes PostgreSQL itself: every ledger step is atomic
+ * there, so it is one more writer among the gateways, with no lock to take.
  *
  * When a gateway owns DATA_DIR (its lock names a live pid), the CLI goes through that gateway's
  * admin API (ADMIN_TOKEN, HOST, PORT from the environment or config), so the gateway stays the
@@ -22,8 +26,14 @@ import { DataDirLocked, lockHolder } from '../accounts/data-dir-lock.js';
 import { openAccounts } from '../accounts/accounts.js';
 import type { Balance } from '../accounts/types.js';
 import { MAX_GRANT } from '../accounts/limits.js';
+import { openDatabase } from '../accounts/postgres/database.js';
+import { migrate } from '../accounts/postgres/migrate.js';
+import { PostgresLedger } from '../accounts/postgres/postgres-ledger.js';
+import { migrateToPostgres, type MigrationReport } from './migrate-to-postgres.js';
 
-const USAGE = 'usage: npm run credits -- grant <address> <amount>\n       npm run credits -- balance <address>';
+const USAGE =
+  'usage: npm run credits -- grant <address> <amount>\n       npm run credits -- balance <address>\n' +
+  '       npm run credits -- migrate-to-postgres   (DATA_DIR → DATABASE_URL)';
 /** Another CLI run may hold the lock for a moment; wait this long for it. */
 const LOCK_WAIT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -33,7 +43,10 @@ export class CliError extends Error {}
 /** The lock names a live process but nothing answers HTTP: perhaps another CLI run. */
 class GatewayUnreachable extends CliError {}
 
-type Command = { kind: 'grant'; wallet: string; amount: number; idempotencyKey: string } | { kind: 'balance'; wallet: string };
+type Command =
+  | { kind: 'grant'; wallet: string; amount: number; idempotencyKey: string }
+  | { kind: 'balance'; wallet: string }
+  | { kind: 'migrate-to-postgres' };
 
 const count = z.number().int().nonnegative();
 /** What the CLI prints, in both modes; the admin API's answer is checked against it. */
@@ -48,6 +61,7 @@ export type CliOutput = z.infer<typeof outputSchema>;
 
 function parseArgs(argv: string[]): Command {
   const [kind, address, amountText, ...rest] = argv;
+  if (kind === 'migrate-to-postgres' && argv.length === 1) return { kind };
   if ((kind !== 'grant' && kind !== 'balance') || rest.length > 0) throw new CliError(USAGE);
   const wallet = parseWalletAddress(address);
   if (!wallet) throw new CliError(`credits: "${address ?? ''}" is not a wallet address (0x + 40 hex, valid EIP-55 checksum if mixed case).`);
@@ -67,7 +81,9 @@ function gatewayUrl(config: Config): string {
   return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.server.port}`;
 }
 
-async function viaAdminApi(config: Config, command: Command, pid: number): Promise<CliOutput> {
+type LedgerCommand = Exclude<Command, { kind: 'migrate-to-postgres' }>;
+
+async function viaAdminApi(config: Config, command: LedgerCommand, pid: number): Promise<CliOutput> {
   if (!config.adminToken) {
     throw new CliError(`credits: a gateway (pid ${pid}) owns ${config.dataDir}; set ADMIN_TOKEN so the CLI can use its admin API.`);
   }
@@ -107,7 +123,20 @@ async function viaAdminApi(config: Config, command: Command, pid: number): Promi
   throw new GatewayUnreachable(`credits: pid ${pid} owns ${config.dataDir} but no gateway answers at ${base} (${reason}).`);
 }
 
-async function direct(config: Config, command: Command): Promise<CliOutput> {
+/** Cluster mode: the ledger in PostgreSQL, written directly (migrated first, as a gateway would). */
+async function onPostgres(databaseUrl: string, config: Config, command: LedgerCommand): Promise<CliOutput> {
+  const db = await openDatabase(databaseUrl, { max: 1 });
+  try {
+    await migrate(db.sql);
+    const ledger = new PostgresLedger(db.sql, { reservationTtlMs: config.accounts.reservationTtlMs });
+    if (command.kind === 'balance') return await ledger.balance(command.wallet);
+    return { ...(await ledger.grant(command.wallet, command.amount, command.idempotencyKey)), granted: command.amount };
+  } finally {
+    await db.close();
+  }
+}
+
+async function direct(config: Config, command: LedgerCommand): Promise<CliOutput> {
   const accounts = await openAccounts({ dataDir: config.dataDir, publicUrl: config.server.publicUrl, settings: config.accounts });
   try {
     if (command.kind === 'balance') return await accounts.ledger.balance(command.wallet);
@@ -118,9 +147,15 @@ async function direct(config: Config, command: Command): Promise<CliOutput> {
   }
 }
 
-export async function runCreditsCli(argv: string[], env: Record<string, string | undefined>): Promise<CliOutput> {
+export async function runCreditsCli(argv: string[], env: Record<string, string | undefined>): Promise<CliOutput | MigrationReport> {
   const command = parseArgs(argv);
   const config = loadConfig(env);
+  const { databaseUrl } = config.cluster;
+  if (command.kind === 'migrate-to-postgres') {
+    if (!databaseUrl) throw new CliError('credits: migrate-to-postgres needs DATABASE_URL (the PostgreSQL to copy DATA_DIR into).');
+    return migrateToPostgres(config, databaseUrl);
+  }
+  if (databaseUrl) return onPostgres(databaseUrl, config, command);
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     const pid = lockHolder(config.dataDir);

@@ -1,6 +1,16 @@
 import type { Context, Next } from 'koa';
 import { RateLimited } from '../errors.js';
 
+/**
+ * Per-wallet chat slots every instance shares (cluster mode: leases in Redis with a TTL, so a
+ * killed instance cannot keep its slots). Without it, or while it fails, slots are counted in
+ * this process.
+ */
+export interface SharedWalletSlots {
+  /** Take one of `cap` slots of `wallet`: its release, or undefined when all are taken. Throws when the store fails. */
+  acquire(wallet: string, cap: number): Promise<(() => void) | undefined>;
+}
+
 export interface ChatConcurrencyLimits {
   /** Chat requests one wallet may have running at once. */
   chatConcurrencyPerWallet: number;
@@ -13,38 +23,55 @@ export interface ChatConcurrencyLimits {
  * upstream model and tool servers for seconds to minutes, so a request budget alone does not
  * protect them. Over a cap → 429 `rate_limited` with `Retry-After: 1`. A slot is held until the
  * response has ended (for a streamed answer, until the stream closes). Counters live in the
- * returned middleware, so each app gets its own.
+ * returned middleware, so each app gets its own; the per-wallet cap is cluster-wide when
+ * `shared` slots are given (the total cap protects this instance, so it stays per instance).
  *
  * @example
  *   router.post('/v1/chat/completions', gated, chatConcurrency(config.limits), handleChat)
  */
-export function chatConcurrency(limits: ChatConcurrencyLimits) {
+export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWalletSlots) {
   const runningPerWallet = new Map<string, number>();
   let runningTotal = 0;
+  const cap = limits.chatConcurrencyPerWallet;
+  const tooMany = () => new RateLimited(`Too many chat requests running for this wallet (limit ${cap}); retry when one finishes.`, 1);
+
+  /** This process's count of the wallet's slots: its release, or undefined when all are taken. */
+  function localSlot(wallet: string): (() => void) | undefined {
+    const mine = runningPerWallet.get(wallet) ?? 0;
+    if (mine >= limits.chatConcurrencyPerWallet) return undefined;
+    runningPerWallet.set(wallet, mine + 1);
+    return () => {
+      const left = (runningPerWallet.get(wallet) ?? 1) - 1;
+      if (left === 0) runningPerWallet.delete(wallet);
+      else runningPerWallet.set(wallet, left);
+    };
+  }
+
+  async function walletSlot(wallet: string): Promise<(() => void) | undefined> {
+    if (!shared) return localSlot(wallet);
+    try {
+      return await shared.acquire(wallet, limits.chatConcurrencyPerWallet);
+    } catch {
+      return localSlot(wallet); // the shared store is down: count in this process until it is back
+    }
+  }
 
   return async function capChatConcurrency(ctx: Context, next: Next): Promise<void> {
     const wallet = ctx.state.wallet ?? `ip:${ctx.ip}`;
-    const mine = runningPerWallet.get(wallet) ?? 0;
-    if (mine >= limits.chatConcurrencyPerWallet) {
-      throw new RateLimited(
-        `Too many chat requests running for this wallet (limit ${limits.chatConcurrencyPerWallet}); retry when one finishes.`,
-        1,
-      );
-    }
+    const releaseWallet = await walletSlot(wallet);
+    if (!releaseWallet) throw tooMany();
     if (runningTotal >= limits.chatConcurrencyTotal) {
+      releaseWallet();
       throw new RateLimited('The gateway is running as many chat requests as it can; retry shortly.', 1);
     }
 
-    runningPerWallet.set(wallet, mine + 1);
     runningTotal += 1;
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       runningTotal -= 1;
-      const left = (runningPerWallet.get(wallet) ?? 1) - 1;
-      if (left === 0) runningPerWallet.delete(wallet);
-      else runningPerWallet.set(wallet, left);
+      releaseWallet();
     };
 
     try {

@@ -38,7 +38,7 @@ export function registerKeyRoutes(
   const { apiKeys, siwe } = deps.accounts;
 
   router.get('/auth/nonce', deps.walletOnly, async (ctx) => {
-    ctx.body = siwe.issueNonce(callerWallet(ctx));
+    ctx.body = await siwe.issueNonce(callerWallet(ctx));
   });
 
   router.post('/auth/api-keys', deps.walletOnly, async (ctx) => {

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimited } from '../errors.js';
 
 export interface BucketLimit {
@@ -8,11 +8,22 @@ export interface BucketLimit {
   durationSec: number;
 }
 
+/**
+ * Where a budget's counters live: this process's memory (the default), or a store every instance
+ * shares (cluster mode: Redis, see cluster/redis-rate-limits.ts). `name` keeps budgets apart.
+ */
+export type LimiterFactory = (name: string, limit: BucketLimit) => RateLimiterAbstract;
+
+export const memoryLimiters: LimiterFactory = (_name, limit) =>
+  new RateLimiterMemory({ points: limit.points, duration: limit.durationSec });
+
 export interface RateLimitOptions extends BucketLimit {
   /** What is limited, for the 429 message: "IP address", "wallet". */
   subject: string;
   /** The bucket key of a request; undefined skips the limit for that request. */
   keyOf(ctx: Context): string | undefined;
+  /** The counters; default a memory limiter. */
+  limiter?: RateLimiterAbstract;
 }
 
 /**
@@ -26,14 +37,15 @@ export interface RateLimitOptions extends BucketLimit {
  *   app.use(rateLimit({ subject: 'IP address', points: 1200, durationSec: 60, keyOf: (ctx) => ctx.ip }))
  */
 export function rateLimit(options: RateLimitOptions) {
-  const limiter = new RateLimiterMemory({ points: options.points, duration: options.durationSec });
+  const limiter = options.limiter ?? memoryLimiters('', options);
   return async function limitRate(ctx: Context, next: Next): Promise<void> {
     const key = options.keyOf(ctx);
     if (key !== undefined) {
       try {
         await limiter.consume(key);
       } catch (rejection) {
-        // The memory limiter rejects with a RateLimiterRes when over budget; anything else is a bug.
+        // Limiters reject with a RateLimiterRes when over budget (the Redis one falls back to its
+        // in-memory insurance when Redis fails); anything else is a bug.
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         throw new RateLimited(
           `Rate limit exceeded for this ${options.subject}: ${options.points} requests per ${options.durationSec} s.`,
@@ -46,11 +58,16 @@ export function rateLimit(options: RateLimitOptions) {
 }
 
 /** Per client IP (the proxy's `X-Forwarded-For` when `server.trustProxy`); health probes are exempt. */
-export function perIpRateLimit(limit: BucketLimit) {
-  return rateLimit({ ...limit, subject: 'IP address', keyOf: (ctx) => (ctx.path === '/health' ? undefined : ctx.ip) });
+export function perIpRateLimit(limit: BucketLimit, limiters: LimiterFactory = memoryLimiters) {
+  return rateLimit({
+    ...limit,
+    subject: 'IP address',
+    keyOf: (ctx) => (ctx.path === '/health' ? undefined : ctx.ip),
+    limiter: limiters('ip', limit),
+  });
 }
 
 /** Per wallet; runs after the wallet check, which sets `ctx.state.wallet`. */
-export function perWalletRateLimit(limit: BucketLimit) {
-  return rateLimit({ ...limit, subject: 'wallet', keyOf: (ctx) => ctx.state.wallet });
+export function perWalletRateLimit(limit: BucketLimit, limiters: LimiterFactory = memoryLimiters) {
+  return rateLimit({ ...limit, subject: 'wallet', keyOf: (ctx) => ctx.state.wallet, limiter: limiters('wallet', limit) });
 }

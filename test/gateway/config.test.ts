@@ -176,3 +176,42 @@ test('a PUBLIC_URL on a wildcard address (HOST=0.0.0.0 without PUBLIC_URL) is wa
     await quiet.stop();
   }
 });
+
+test('cluster mode: DATABASE_URL, REDIS_URL and REDIS_PREFIX; none set is embedded mode; drain delay 5 s', () => {
+  const embedded = parseConfig(fileJson(), {});
+  assert.deepEqual(embedded.cluster, { redisPrefix: 'switchyard:' });
+  assert.equal(embedded.server.drainDelayMs, 5_000);
+  const cluster = parseConfig(fileJson(), {
+    DATABASE_URL: 'postgres://gw:secret@db.internal:5432/switchyard',
+    REDIS_URL: 'redis://cache.internal:6379/0',
+    REDIS_PREFIX: 'prod-eu:',
+    DRAIN_DELAY_MS: '2000',
+  });
+  assert.deepEqual(cluster.cluster, {
+    databaseUrl: 'postgres://gw:secret@db.internal:5432/switchyard',
+    redisUrl: 'redis://cache.internal:6379/0',
+    redisPrefix: 'prod-eu:',
+  });
+  assert.equal(cluster.server.drainDelayMs, 2_000);
+  assert.equal(parseConfig(fileJson(), { DATABASE_URL: 'postgresql://127.0.0.1/x' }).cluster.redisUrl, undefined);
+});
+
+test('cluster mode refuses REDIS_URL without DATABASE_URL, and URLs of the wrong kind, without echoing them', () => {
+  assert.throws(
+    () => parseConfig(fileJson(), { REDIS_URL: 'redis://127.0.0.1:6379' }),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      err.message ===
+        'config: REDIS_URL (cluster.redisUrl) needs DATABASE_URL (cluster.databaseUrl): cluster mode keeps keys and credits in PostgreSQL',
+  );
+  assert.throws(
+    () => parseConfig(fileJson(), { DATABASE_URL: 'mysql://root:hunter2@db/x' }),
+    (err: unknown) =>
+      err instanceof ConfigError &&
+      err.message === 'config: cluster.databaseUrl: must be a postgres:// or postgresql:// URL' &&
+      !err.message.includes('hunter2'),
+  );
+  const wrongRedis = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'http://cache' };
+  assert.throws(() => parseConfig(fileJson(), wrongRedis), /cluster\.redisUrl: must be a redis:\/\/ or rediss:\/\/ URL/);
+  assert.throws(() => parseConfig(fileJson(), { REDIS_PREFIX: 'has space' }), /cluster\.redisPrefix: letters, digits and : _ \. -/);
+});

@@ -1,6 +1,7 @@
 /**
  * The built gateway started exactly as `npm start` runs it: serves, shuts down gracefully on
- * SIGTERM with a request in flight, and refuses bad config with exit 1 naming the field.
+ * SIGTERM with a request in flight (first draining: /health 503 `draining` while still serving),
+ * and refuses bad config with exit 1 naming the field.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +26,7 @@ let gateway: BuiltGateway & { url: string };
 
 test('the built gateway with the shipped config serves /health and /v1/models', async () => {
   // Free mode (an env override of the shipped file) lets a wallet header alone list the models.
-  gateway = await startBuiltGateway({ FREE_MODE: 'true' });
+  gateway = await startBuiltGateway({ FREE_MODE: 'true', DRAIN_DELAY_MS: '1500' });
   started.push(gateway);
 
   const health = await fetch(`${gateway.url}/health`);
@@ -66,7 +67,7 @@ async function connectionRefused(port: number, timeoutMs: number): Promise<boole
   return false;
 }
 
-test('SIGTERM: an in-flight request still completes, new connections are refused, exit code 0', async () => {
+test('SIGTERM: draining first (health 503, requests served), then an in-flight request still completes, new connections are refused, exit 0', async () => {
   assert.ok(gateway, 'started by the previous test');
   const port = Number(new URL(gateway.url).port);
 
@@ -90,9 +91,20 @@ test('SIGTERM: an in-flight request still completes, new connections are refused
   await new Promise<void>((resolve) => req.once('continue', () => resolve()));
   req.write('{"held":');
 
+  const signalledAt = Date.now();
   gateway.child.kill('SIGTERM');
-  await waitForLogLine(gateway, (l) => l.msg === 'shutting down' && l.signal === 'SIGTERM');
-  assert.equal(await connectionRefused(port, 5_000), true, 'new connections are refused while draining');
+  await waitForLogLine(gateway, (l) => l.msg === 'shutting down' && l.signal === 'SIGTERM' && l.drainDelayMs === 1500);
+  // During the drain delay the listener stays open: the balancer's probe sees 503 `draining`,
+  // and a request that still arrives is served (its connection then closes).
+  const health = await fetch(`${gateway.url}/health`);
+  assert.equal(health.status, 503);
+  assert.equal(((await health.json()) as { status: string }).status, 'draining');
+  assert.equal(health.headers.get('connection'), 'close');
+  const models = await fetch(`${gateway.url}/v1/models`, { headers: { 'x-wallet-address': WALLET } });
+  assert.equal(models.status, 200);
+  assert.ok(Date.now() - signalledAt < 1_500, 'both answered within the drain delay');
+  assert.equal(await connectionRefused(port, 6_000), true, 'new connections are refused after the drain delay');
+  assert.ok(Date.now() - signalledAt >= 1_400, `not before the delay (${Date.now() - signalledAt} ms)`);
   assert.equal(gateway.child.exitCode, null, 'the gateway waits for the in-flight request');
 
   req.end('true}');

@@ -108,3 +108,23 @@ test('startGateway on a port already in use fails, and stops what it had started
   await first.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
+
+test('drain: /health 503 `draining` and requests still served for the delay, then the listener closes', async () => {
+  const gateway = await startTestGateway({
+    config: (json) => {
+      json.server = { ...(json.server as object), drainDelayMs: 400 };
+    },
+  });
+  const startedAt = Date.now();
+  const drained = gateway.drainAndClose();
+  const health = await fetch(`${gateway.url}/health`);
+  assert.equal(health.status, 503);
+  assert.equal(((await health.json()) as { status: string }).status, 'draining');
+  const models = await fetch(`${gateway.url}/v1/models`, { headers: walletHeaders() });
+  assert.equal(models.status, 200, 'other requests are still served');
+  assert.equal(models.headers.get('connection'), 'close', 'and their connections end, so clients reconnect elsewhere');
+  await drained;
+  assert.ok(Date.now() - startedAt >= 390, `closed only after the delay (${Date.now() - startedAt} ms)`);
+  await assert.rejects(fetch(`${gateway.url}/health`), (err: Error & { cause?: { code?: string } }) => err.cause?.code === 'ECONNREFUSED');
+  await gateway.stop();
+});

@@ -20,7 +20,7 @@ test('a store that fails makes /health 503 with status degraded and store: down'
     const up = await fetch(`${gw.url}/health`);
     assert.equal(up.status, 200);
     assert.equal((await up.json()).store, 'up');
-    await gw.store.close(); // every read now fails (SQLITE_MISUSE)
+    await gw.store!.close(); // every read now fails (SQLITE_MISUSE)
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the cached answer
     const down = await fetch(`${gw.url}/health`);
     assert.equal(down.status, 503);

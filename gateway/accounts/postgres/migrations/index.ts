@@ -1,0 +1,17 @@
+/**
+ * Every schema change, in order. A migration is applied once, at start, in its own transaction;
+ * its number is its version. Never edit one that has shipped: add the next.
+ */
+import * as ledger from './0001-ledger.js';
+import * as apiKeys from './0002-api-keys.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  { version: 1, ...ledger },
+  { version: 2, ...apiKeys },
+];

@@ -1,0 +1,153 @@
+/**
+ * The credit ledger on PostgreSQL, for cluster mode: any number of gateway processes share it.
+ * Each step is one call of a PL/pgSQL function (migrations/0001-ledger.ts): one round trip, one
+ * transaction, the wallet's row lock taken first. Nothing is read, changed and written back here,
+ * and nothing is cached: the database is the only authority. Invariant, as in the embedded
+ * ledger: total_deposited = credits + held + total_spent.
+ *
+ * Durability: a grant and a settle wait for their commit to reach disk. A reserve, an extend and
+ * a release commit without waiting (`synchronous_commit = off`, set inside their functions): a crash of PostgreSQL itself may
+ * forget the last few of them, which only gives held credits back (what the TTL does anyway), and
+ * WAL order means no settle that was acknowledged can outlive its reserve.
+ *
+ * @example
+ *   const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 360_000 })
+ *   ledger.start()
+ *   const hold = await ledger.reserve(wallet, 5)
+ *   await ledger.settle(hold, 3)
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../../errors.js';
+import type { Balance, Ledger, Reservation, Settlement } from '../types.js';
+import { guarded, type Sql } from './database.js';
+
+export interface PostgresLedgerOptions {
+  reservationTtlMs: number;
+  /** How often expired holds are swept and old outcomes forgotten; default a quarter of the TTL (50 ms … 30 s). */
+  sweepIntervalMs?: number;
+  onSweepError?: (err: unknown) => void;
+  now?: () => number;
+}
+
+/** Rows of commit_barrier (migration 1). */
+const BARRIER_SLOTS = 64;
+
+/** Closed holds are remembered this long past their TTL, so a late repeated settle answers the same. */
+const CLOSED_RETENTION_MS = 24 * 3_600_000;
+
+function positiveInteger(value: number, name: string): void {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+}
+
+export class PostgresLedger implements Ledger {
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly options: PostgresLedgerOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Start the expiry timer. Every instance runs one; a sweep is idempotent under the row lock. */
+  start(): void {
+    const ttl = this.options.reservationTtlMs;
+    const interval = this.options.sweepIntervalMs ?? Math.min(30_000, Math.max(50, Math.floor(ttl / 4)));
+    this.timer = setInterval(() => {
+      this.sweeping ??= this.sweepAll()
+        .catch((err: unknown) => this.options.onSweepError?.(err))
+        .finally(() => (this.sweeping = undefined));
+    }, interval);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  /** Release every expired hold (one wallet at a time) and forget outcomes past retention. */
+  async sweepAll(): Promise<void> {
+    const now = this.now();
+    const wallets = await guarded(() => this.sql<Array<{ wallet: string }>>`
+      select distinct wallet from reservations where expires_at <= ${now}`);
+    for (const { wallet } of wallets) await guarded(() => this.sql`select ledger_balance(${wallet}, ${now}::bigint)`);
+    const forgetBefore = now - this.options.reservationTtlMs - CLOSED_RETENTION_MS;
+    await guarded(() => this.sql`delete from closed_reservations where closed_at < ${forgetBefore}`);
+  }
+
+  async balance(wallet: string): Promise<Balance> {
+    const address = wallet.toLowerCase();
+    const [row] = await guarded(() => this.sql<Array<Omit<Balance, 'address'>>>`
+      select * from ledger_balance(${address}, ${this.now()}::bigint)`);
+    return { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent };
+  }
+
+  async grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance> {
+    positiveInteger(amount, 'amount');
+    const address = wallet.toLowerCase();
+    let rows;
+    try {
+      rows = await guarded(() => this.sql<Array<Omit<Balance, 'address'> & { status: string }>>`
+        select * from ledger_grant(${address}, ${amount}::bigint, ${idempotencyKey ?? null}::text, ${this.now()}::bigint)`);
+    } catch (err) {
+      const sqlError = err as { code?: string; detail?: string };
+      if (sqlError.code === 'SY001') throw new LedgerTotalTooLarge(Number(sqlError.detail), amount);
+      throw err;
+    }
+    const [row] = rows;
+    if (row.status === 'conflict') throw new IdempotencyConflict();
+    return { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent };
+  }
+
+  async reserve(wallet: string, amount: number): Promise<Reservation> {
+    positiveInteger(amount, 'amount');
+    const address = wallet.toLowerCase();
+    const id = `res_${randomBytes(12).toString('base64url')}`;
+    const now = this.now();
+    const expiresAt = now + this.options.reservationTtlMs;
+    const [row] = await guarded(() => this.sql<Array<{ ok: boolean; credits: number }>>`
+      select * from ledger_reserve(${address}, ${id}, ${amount}::bigint, ${now}::bigint, ${expiresAt}::bigint)`);
+    if (!row.ok) throw new InsufficientCredits(row.credits, amount);
+    return { id, wallet: address, amount };
+  }
+
+  async extend(reservation: Reservation, amount: number): Promise<Reservation> {
+    positiveInteger(amount, 'amount');
+    const { id, wallet } = reservation;
+    const now = this.now();
+    const expiresAt = now + this.options.reservationTtlMs;
+    const [row] = await guarded(() => this.sql<Array<{ status: string; held: number; credits: number }>>`
+      select * from ledger_extend(${wallet}, ${id}, ${amount}::bigint, ${now}::bigint, ${expiresAt}::bigint)`);
+    if (row.status === 'closed') throw new ReservationClosed(id);
+    if (row.status === 'insufficient') throw new InsufficientCredits(row.credits, amount);
+    return { ...reservation, amount: row.held };
+  }
+
+  async settle(reservation: Reservation, cost: number): Promise<Settlement> {
+    if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
+    const slot = randomInt(BARRIER_SLOTS);
+    // The settle and its barrier (see the file comment) go out together on one connection, one
+    // round trip: each is its own transaction, run in order, so the barrier commits after the settle.
+    const [row] = await guarded(async () => {
+      const connection = await this.sql.reserve();
+      try {
+        const [settled] = await Promise.all([
+          connection<Settlement[]>`
+            select * from ledger_settle(${reservation.wallet}, ${reservation.id}, ${cost}::bigint, ${this.now()}::bigint)`,
+          connection`update commit_barrier set n = n + 1 where slot = ${slot}`,
+        ]);
+        return settled;
+      } finally {
+        connection.release();
+      }
+    });
+    return { charged: row.charged, remaining: row.remaining };
+  }
+
+  async release(reservation: Reservation): Promise<void> {
+    await guarded(() => this.sql`select ledger_release(${reservation.wallet}, ${reservation.id}, ${this.now()}::bigint)`);
+  }
+}

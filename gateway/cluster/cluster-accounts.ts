@@ -1,0 +1,97 @@
+/**
+ * Cluster mode's accounts, opened in order: PostgreSQL (checked, then migrated under the advisory
+ * lock), Redis when configured, then the ledger's expiry timer, the key cache's invalidation,
+ * nonces and chat leases. Any number of gateways open the same; nothing here takes a DATA_DIR
+ * lock. A store down at start is StoreUnavailable naming it (main.ts exits 1 with the message).
+ * `close()` undoes it in reverse.
+ *
+ * @example
+ *   const accounts = await openClusterAccounts({ databaseUrl, redisUrl, redisPrefix: 'switchyard:', publicUrl, settings })
+ */
+import type { AccountsSettings } from '../accounts/accounts.js';
+import { ApiKeys } from '../accounts/api-keys.js';
+import { SiweVerifier } from '../accounts/siwe.js';
+import { openDatabase, type Database } from '../accounts/postgres/database.js';
+import { migrate } from '../accounts/postgres/migrate.js';
+import { PostgresLedger } from '../accounts/postgres/postgres-ledger.js';
+import { PostgresKeyStore } from '../accounts/postgres/postgres-key-store.js';
+import type { HealthContributor } from '../health.js';
+import { openSharedRedis, type SharedRedis } from './shared-redis.js';
+import { RedisNonces } from './redis-nonces.js';
+import { redisLimiters } from './redis-rate-limits.js';
+import { ChatLeases } from './chat-leases.js';
+import { keepKeyCachesHonest } from './key-invalidation.js';
+import { clusterHealth } from './cluster-health.js';
+
+export interface ClusterAccounts {
+  ledger: PostgresLedger;
+  apiKeys: ApiKeys;
+  siwe: SiweVerifier;
+  health: HealthContributor;
+  /** What every instance shares through Redis; undefined without REDIS_URL (then per instance). */
+  shared?: { limiters: ReturnType<typeof redisLimiters>; chatSlots: ChatLeases };
+  /** Migrations applied by this start (empty when another instance already had). */
+  migrated: number[];
+  close(): Promise<void>;
+}
+
+export async function openClusterAccounts(options: {
+  databaseUrl: string;
+  redisUrl?: string;
+  redisPrefix: string;
+  publicUrl: string;
+  settings: AccountsSettings;
+  onSweepError?: (err: unknown) => void;
+  onTouchError?: (err: unknown) => void;
+  /** A key change could not be broadcast (Redis down): other instances learn it by the re-check. */
+  onBroadcastError?: (err: unknown) => void;
+}): Promise<ClusterAccounts> {
+  const undo: Array<() => void | Promise<void>> = [];
+  const closeAll = async () => {
+    for (const step of undo.reverse()) await step();
+  };
+  try {
+    const db: Database = await openDatabase(options.databaseUrl);
+    undo.push(() => db.close());
+    const migrated = await migrate(db.sql);
+    let redis: SharedRedis | undefined;
+    if (options.redisUrl) {
+      redis = await openSharedRedis({ url: options.redisUrl, prefix: options.redisPrefix });
+      undo.push(() => (redis as SharedRedis).close());
+    }
+    const ledger = new PostgresLedger(db.sql, { reservationTtlMs: options.settings.reservationTtlMs, onSweepError: options.onSweepError });
+    ledger.start();
+    undo.push(() => ledger.stop());
+    const apiKeys = new ApiKeys(new PostgresKeyStore(db.sql), { onTouchError: options.onTouchError });
+    const invalidation = await keepKeyCachesHonest(apiKeys, { redis, onError: options.onBroadcastError });
+    undo.push(() => invalidation.stop());
+    let shared: ClusterAccounts['shared'];
+    if (redis) {
+      const chatSlots = new ChatLeases(redis);
+      undo.push(() => chatSlots.stop());
+      shared = { limiters: redisLimiters(redis), chatSlots };
+    }
+    const siwe = new SiweVerifier({
+      publicUrl: options.publicUrl,
+      nonceTtlMs: options.settings.nonceTtlMs,
+      rpcUrl: options.settings.siweRpcUrl,
+      nonces: redis ? new RedisNonces(redis, { ttlMs: options.settings.nonceTtlMs }) : undefined,
+    });
+    let closing: Promise<void> | undefined;
+    return {
+      ledger,
+      apiKeys,
+      siwe,
+      health: clusterHealth(db, redis),
+      shared,
+      migrated,
+      close() {
+        closing ??= closeAll();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await closeAll().catch(() => {});
+    throw err;
+  }
+}

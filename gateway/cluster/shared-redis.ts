@@ -1,0 +1,109 @@
+/**
+ * The Redis connection of cluster mode (ioredis: ~1.4× node-redis on INCR @50 here, and
+ * rate-limiter-flexible's Redis store takes it as is). Commands fail at once while Redis is
+ * unreachable (no offline queue) instead of piling up; the client keeps reconnecting, and
+ * `onReturn` listeners run each time it is back after being down (key caches empty then).
+ * Every key carries REDIS_PREFIX, so deployments sharing one Redis stay apart.
+ *
+ * @example
+ *   const redis = await openSharedRedis({ url: 'redis://127.0.0.1:6379', prefix: 'switchyard:' })
+ *   await redis.client.set(redis.key('hello'), '1')
+ *   await redis.close()
+ */
+import { Redis } from 'ioredis';
+import { StoreUnavailable } from '../errors.js';
+
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Reconnect quickly at first, then every second at most: Redis coming back is noticed within ~1 s. */
+const reconnectDelay = (attempt: number) => Math.min(attempt * 100, 1_000);
+
+export interface SharedRedis {
+  client: Redis;
+  prefix: string;
+  /** `prefix + name`. */
+  key(name: string): string;
+  /** Connected and answering commands now. */
+  up(): boolean;
+  /** Run `listener` whenever Redis is ready again after it was lost. */
+  onReturn(listener: () => void): void;
+  /** A second connection for SUBSCRIBE (a subscribed connection can run nothing else). */
+  duplicate(): Redis;
+  close(): Promise<void>;
+}
+
+/** `redis://user:secret@host` → `redis://user@host`. */
+export function redisUrlWithoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
+export function redisClient(url: string): Redis {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: reconnectDelay,
+  });
+  // Connection errors are reported through `up()` and /health; without a listener ioredis logs each one.
+  client.on('error', () => {});
+  return client;
+}
+
+/** Connect and check Redis answers; StoreUnavailable naming it (password hidden) when it does not. */
+export async function openSharedRedis(options: { url: string; prefix: string }): Promise<SharedRedis> {
+  const client = redisClient(options.url);
+  const safeUrl = redisUrlWithoutPassword(options.url);
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect();
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new StoreUnavailable('Redis', err, `Redis at ${safeUrl} cannot be reached: ${reason}`);
+  }
+  const listeners: Array<() => void> = [];
+  let lost = false;
+  client.on('close', () => (lost = true));
+  client.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    for (const listener of listeners) listener();
+  });
+  const duplicates: Redis[] = [];
+  let closed: Promise<void> | undefined;
+  return {
+    client,
+    prefix: options.prefix,
+    key: (name) => options.prefix + name,
+    up: () => client.status === 'ready',
+    onReturn: (listener) => void listeners.push(listener),
+    duplicate() {
+      const copy = redisClient(options.url);
+      duplicates.push(copy);
+      return copy;
+    },
+    close() {
+      closed ??= (async () => {
+        for (const copy of duplicates) copy.disconnect();
+        await client.quit().catch(() => client.disconnect());
+      })();
+      return closed;
+    },
+  };
+}
+
+/** Run a Redis command; a connection failure becomes StoreUnavailable('Redis'), a Redis error reply stays a bug (500). */
+export async function redisGuarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if ((err as Error | null)?.name === 'ReplyError') throw err;
+    throw new StoreUnavailable('Redis', err);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * `npm run credits` in cluster mode (the built CLI, DATABASE_URL set): grant and balance on
+ * PostgreSQL, a grant landing while gateways could be spending; and `migrate-to-postgres`, which
+ * copies an embedded DATA_DIR (written through the embedded classes) into PostgreSQL once: keys
+ * that work in cluster mode afterwards, balances with open holds given back, and a second run
+ * that copies nothing.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { openAccounts } from '../../../gateway/accounts/accounts.js';
+import { openDatabase, type Database } from '../../../gateway/accounts/postgres/database.js';
+import { PostgresKeyStore } from '../../../gateway/accounts/postgres/postgres-key-store.js';
+import { ApiKeys } from '../../../gateway/accounts/api-keys.js';
+import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
+import { ALICE, BOB } from '../accounts/support.js';
+
+const services = await clusterServices();
+const run = promisify(execFile);
+const CLI = resolve('dist/gateway/cli/credits-main.js');
+const alice = ALICE.address.toLowerCase();
+const bob = BOB.address.toLowerCase();
+
+async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const childEnv: Record<string, string> = { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env };
+  if (process.env.NODE_V8_COVERAGE) childEnv.NODE_V8_COVERAGE = process.env.NODE_V8_COVERAGE;
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: childEnv, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  let db: Database;
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-migrate-'));
+  before(async () => {
+    assert.ok(existsSync(CLI), 'run npm run build first');
+    database = await freshDatabase();
+    db = await openDatabase(database.url, { max: 2 });
+  });
+  after(async () => {
+    await db?.close();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('migrate-to-postgres copies keys and balances once; grant and balance then work on PostgreSQL', async () => {
+    // An embedded store as a gateway leaves it: keys of two wallets, spending, one hold still open.
+    const settings = { reservationTtlMs: 600_000, nonceTtlMs: 60_000 };
+    const embedded = await openAccounts({ dataDir, publicUrl: 'http://127.0.0.1:8080', settings });
+    const aliceKey = (await embedded.apiKeys.create({ address: alice, name: 'laptop', verified: true })).key;
+    await embedded.apiKeys.create({ address: alice, name: 'phone', verified: true });
+    const bobKey = (await embedded.apiKeys.create({ address: bob, name: 'free', verified: false })).key;
+    await embedded.ledger.grant(alice, 50);
+    await embedded.ledger.grant(bob, 7);
+    await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5), 3);
+    await embedded.ledger.reserve(alice, 4); // open when the gateway stopped
+    await embedded.close();
+
+    const env = { DATA_DIR: dataDir, DATABASE_URL: database.url };
+    const first = await cli(['migrate-to-postgres'], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(JSON.parse(first.stdout), { keys: { copied: 3, skipped: 0 }, wallets: { copied: 2, skipped: 0 }, credits: 54 });
+    const again = await cli(['migrate-to-postgres'], env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(JSON.parse(again.stdout), { keys: { copied: 0, skipped: 3 }, wallets: { copied: 0, skipped: 2 }, credits: 0 });
+
+    const keys = new ApiKeys(new PostgresKeyStore(db.sql));
+    assert.equal((await keys.find(aliceKey))?.name, 'laptop');
+    assert.equal((await keys.find(bobKey))?.verified, false);
+    assert.deepEqual((await keys.list(alice)).map((k) => k.name), ['laptop', 'phone']);
+
+    const balance = await cli(['balance', ALICE.address], env);
+    assert.equal(balance.code, 0, balance.stderr);
+    assert.deepEqual(JSON.parse(balance.stdout), { address: alice, credits: 47, total_deposited: 50, total_spent: 3 });
+    const grant = await cli(['grant', BOB.address, '10'], env);
+    assert.equal(grant.code, 0, grant.stderr);
+    assert.deepEqual(JSON.parse(grant.stdout), { address: bob, credits: 17, total_deposited: 17, total_spent: 0, granted: 10 });
+  });
+
+  test('migrate-to-postgres without DATABASE_URL, or with PostgreSQL down, exits 1 naming what is missing', async () => {
+    const missing = await cli(['migrate-to-postgres'], { DATA_DIR: dataDir });
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, 'credits: migrate-to-postgres needs DATABASE_URL (the PostgreSQL to copy DATA_DIR into).\n');
+    const down = await cli(['balance', ALICE.address], { DATA_DIR: dataDir, DATABASE_URL: 'postgres://postgres@127.0.0.1:9/test' });
+    assert.equal(down.code, 1);
+    assert.match(down.stderr, /^credits: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:9\/test cannot be reached: /);
+  });
+});
