@@ -14,6 +14,10 @@
  * soak against its RSS after warm-up (targets ≤ 1.3× and ≤ 180 MB).
  *
  *   npx tsx bench/chat-overhead.ts            (about 3 min; loopback only; runs `npm run build` first)
+ *   npx tsx bench/chat-overhead.ts --compare ../other-checkout
+ *     adds that checkout's built gateway (free mode and credits on, its own `npm run build` done)
+ *     as rows (c') and (c+'), measured interleaved with this tree's in the same run: the check that a
+ *     change kept the overhead within a few percent.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -95,7 +99,7 @@ async function runUpstream(): Promise<string> {
  * logging at info to a discarded stdout. With credits on, the parent grants credits over the admin
  * API and mints a key with a SIWE proof, as a user would.
  */
-async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools'): Promise<Started> {
+async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools', root = REPO_ROOT): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
   const port = await freePort();
@@ -119,7 +123,7 @@ async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools'
     }),
   );
   const proc = spawn(process.execPath, [...startFlags(), 'dist/gateway/main.js'], {
-    cwd: REPO_ROOT,
+    cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_CONFIG: configFile, DATA_DIR: dataDir },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -315,6 +319,9 @@ async function main(): Promise<void> {
     startGateway(upstreamBase, 'tools'),
   ]);
   const children = [upstream, proxy, free, credits, tools];
+  const compareAt = process.argv.indexOf('--compare');
+  const compareRoot = compareAt === -1 ? undefined : resolve(process.argv[compareAt + 1]);
+  if (compareRoot) children.push(await startGateway(upstreamBase, 'free', compareRoot), await startGateway(upstreamBase, 'credits', compareRoot));
   try {
     const json = { 'content-type': 'application/json', 'x-wallet-address': WALLET };
     const say = 'Say hello.';
@@ -325,6 +332,13 @@ async function main(): Promise<void> {
       { name: '(c+) Switchyard, credits on', url: credits.info.url, headers: { ...json, authorization: `Bearer ${credits.info.key}` }, content: say },
       { name: '(t) Switchyard, one tool round', url: tools.info.url, headers: json, content: 'Please use a tool.' },
     ];
+    if (compareRoot) {
+      const [otherFree, otherCredits] = children.slice(5);
+      targets.push(
+        { name: "(c') compared tree, no tools", url: otherFree.info.url, headers: json, content: say },
+        { name: "(c+') compared tree, credits on", url: otherCredits.info.url, headers: { ...json, authorization: `Bearer ${otherCredits.info.key}` }, content: say },
+      );
+    }
     const toolRound = targets[4];
     const processes = new Map<string, ChildProcess>(targets.map((t, i) => [t.name, children[i].child]));
     for (const target of targets) await sequential(target, false, 0.5); // warm-up: JIT, sockets, caches
@@ -365,6 +379,14 @@ async function main(): Promise<void> {
       console.log(`  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → ${signed(c.ttfb - b.ttfb)} ms${target('≤ 0.5')}`);
     };
     report(targets[2].name, figures.get(targets[2].name)!, true);
+    if (compareRoot) {
+      console.log(`\nthis tree against ${compareRoot} (same run, interleaved)`);
+      for (const [mine, theirs] of [[targets[2], targets[5]], [targets[3], targets[6]]]) {
+        const m = figures.get(mine.name)!;
+        const o = figures.get(theirs.name)!;
+        console.log(`  ${mine.name}: throughput @50 ${(m.rps50 / o.rps50).toFixed(3)} ×, p50 @1 ${signed(m.p50_1 - o.p50_1)} ms`);
+      }
+    }
     const freeMode = figures.get(targets[2].name)!;
     const paid = figures.get(targets[3].name)!;
     console.log(`\n${targets[3].name} against free mode (c) of this run`);
