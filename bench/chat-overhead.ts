@@ -43,7 +43,13 @@ const SOAK_REQUESTS = 100_000;
 
 /** A process's resident set in MB (ps reads /proc; the child needs no cooperation). */
 function rssMb(pid: number): number {
-  return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) / 1024;
+  return (
+    Number(
+      execFileSync('ps', ['-o', 'rss=', '-p', String(pid)])
+        .toString()
+        .trim(),
+    ) / 1024
+  );
 }
 
 /** Sample `pid`'s RSS every 100 ms while `work` runs; the highest seen. */
@@ -82,7 +88,14 @@ async function runUpstream(): Promise<string> {
       const chunk = (delta: object, finish: string | null = null) =>
         `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       const events = wantsTool
-        ? [chunk({ role: 'assistant', content: '', tool_calls: [{ index: 0, id: 'c0', type: 'function', function: { name: 'echo', arguments: '{"text":"hi"}' } }] }), chunk({}, 'tool_calls')]
+        ? [
+            chunk({
+              role: 'assistant',
+              content: '',
+              tool_calls: [{ index: 0, id: 'c0', type: 'function', function: { name: 'echo', arguments: '{"text":"hi"}' } }],
+            }),
+            chunk({}, 'tool_calls'),
+          ]
         : [chunk({ role: 'assistant', content: 'Hello' }), chunk({ content: ' from the zero-latency upstream.' }), chunk({}, 'stop')];
       events.push(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`, 'data: [DONE]\n\n');
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -129,7 +142,10 @@ async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools'
   });
   const url = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries++) {
-    const up = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const up = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (tries > 300 || proc.exitCode !== null) throw new Error(`gateway (${mode}) did not start`);
     await new Promise((r) => setTimeout(r, 100));
@@ -137,7 +153,11 @@ async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools'
   const info: Record<string, string> = { url };
   if (mode === 'credits') {
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'bench' };
-    const granted = await fetch(`${url}/admin/credits/grant`, { method: 'POST', headers: admin, body: JSON.stringify({ address: WALLET, amount: 1_000_000_000 }) });
+    const granted = await fetch(`${url}/admin/credits/grant`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ address: WALLET, amount: 1_000_000_000 }),
+    });
     if (!granted.ok) throw new Error(`grant: ${granted.status}`);
     info.key = await mintKey(url);
   }
@@ -166,7 +186,11 @@ async function mintKey(url: string): Promise<string> {
     expirationTime: new Date(Date.now() + 5 * 60_000),
   });
   const signature = await account.signMessage({ message });
-  const minted = await fetch(`${url}/auth/api-keys`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench', message, signature }) });
+  const minted = await fetch(`${url}/auth/api-keys`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'bench', message, signature }),
+  });
   if (!minted.ok) throw new Error(`mint: ${minted.status} ${await minted.text()}`);
   return ((await minted.json()) as { key: string }).key;
 }
@@ -238,7 +262,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** One connection, one request after another, for `seconds`: exact per-request latencies. */
-async function sequential(target: Target, stream: boolean, seconds: number): Promise<{ rps: number; p50: number; p99: number; firstByte: number }> {
+async function sequential(
+  target: Target,
+  stream: boolean,
+  seconds: number,
+): Promise<{ rps: number; p50: number; p99: number; firstByte: number }> {
   const agent = new Agent({ connections: 1, keepAliveTimeout: 30_000 });
   const body = bodyFor(target, stream);
   const latencies: number[] = [];
@@ -261,7 +289,12 @@ async function sequential(target: Target, stream: boolean, seconds: number): Pro
   }
   latencies.sort((x, y) => x - y);
   firstBytes.sort((x, y) => x - y);
-  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), firstByte: percentile(firstBytes, 50) };
+  return {
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    firstByte: percentile(firstBytes, 50),
+  };
 }
 
 async function concurrent(target: Target, seconds: number): Promise<{ rps: number; p50: number; p99: number }> {
@@ -273,7 +306,8 @@ async function concurrent(target: Target, seconds: number): Promise<{ rps: numbe
     headers: target.headers,
     body: bodyFor(target, false),
   });
-  if (result.non2xx || result.errors) throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 connections`);
+  if (result.non2xx || result.errors)
+    throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 connections`);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
@@ -321,7 +355,8 @@ async function main(): Promise<void> {
   const children = [upstream, proxy, free, credits, tools];
   const compareAt = process.argv.indexOf('--compare');
   const compareRoot = compareAt === -1 ? undefined : resolve(process.argv[compareAt + 1]);
-  if (compareRoot) children.push(await startGateway(upstreamBase, 'free', compareRoot), await startGateway(upstreamBase, 'credits', compareRoot));
+  if (compareRoot)
+    children.push(await startGateway(upstreamBase, 'free', compareRoot), await startGateway(upstreamBase, 'credits', compareRoot));
   try {
     const json = { 'content-type': 'application/json', 'x-wallet-address': WALLET };
     const say = 'Say hello.';
@@ -329,14 +364,24 @@ async function main(): Promise<void> {
       { name: '(a) upstream directly', url: upstreamBase.replace(/\/v1$/, ''), headers: json, content: say },
       { name: '(b) bare Koa+undici proxy', url: proxy.info.url, headers: json, content: say },
       { name: '(c) Switchyard, no tools', url: free.info.url, headers: json, content: say },
-      { name: '(c+) Switchyard, credits on', url: credits.info.url, headers: { ...json, authorization: `Bearer ${credits.info.key}` }, content: say },
+      {
+        name: '(c+) Switchyard, credits on',
+        url: credits.info.url,
+        headers: { ...json, authorization: `Bearer ${credits.info.key}` },
+        content: say,
+      },
       { name: '(t) Switchyard, one tool round', url: tools.info.url, headers: json, content: 'Please use a tool.' },
     ];
     if (compareRoot) {
       const [otherFree, otherCredits] = children.slice(5);
       targets.push(
         { name: "(c') compared tree, no tools", url: otherFree.info.url, headers: json, content: say },
-        { name: "(c+') compared tree, credits on", url: otherCredits.info.url, headers: { ...json, authorization: `Bearer ${otherCredits.info.key}` }, content: say },
+        {
+          name: "(c+') compared tree, credits on",
+          url: otherCredits.info.url,
+          headers: { ...json, authorization: `Bearer ${otherCredits.info.key}` },
+          content: say,
+        },
       );
     }
     const toolRound = targets[4];
@@ -355,7 +400,15 @@ async function main(): Promise<void> {
     const figures = new Map<string, Figures>();
     for (const [name, list] of runs) {
       const pick = (key: keyof Figures) => median(list.map((f) => f[key]));
-      figures.set(name, { rps1: pick('rps1'), p50_1: pick('p50_1'), p99_1: pick('p99_1'), rps50: pick('rps50'), p50_50: pick('p50_50'), p99_50: pick('p99_50'), ttfb: pick('ttfb') });
+      figures.set(name, {
+        rps1: pick('rps1'),
+        p50_1: pick('p50_1'),
+        p99_1: pick('p99_1'),
+        rps50: pick('rps50'),
+        p50_50: pick('p50_50'),
+        p99_50: pick('p99_50'),
+        ttfb: pick('ttfb'),
+      });
     }
 
     const fmt = (n: number, digits = 2) => (Number.isNaN(n) ? '-' : n.toFixed(digits)).padStart(8);
@@ -363,7 +416,9 @@ async function main(): Promise<void> {
     console.log(`${'target'.padEnd(32)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream) RSS idle/peak MB`);
     for (const [name, f] of figures) {
       const rss = `${idle.get(name)!.toFixed(0)}/${peaks.get(name)!.toFixed(0)}`;
-      console.log(`${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}${rss.padStart(15)}`);
+      console.log(
+        `${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}${rss.padStart(15)}`,
+      );
     }
     const a = figures.get(targets[0].name)!;
     const b = figures.get(targets[1].name)!;
@@ -374,14 +429,21 @@ async function main(): Promise<void> {
       const addedB = b.p50_1 - a.p50_1;
       const addedC = c.p50_1 - a.p50_1;
       console.log(`\n${label}`);
-      console.log(`  added p50 @1: ${addedC.toFixed(3)} ms vs bare proxy ${addedB.toFixed(3)} ms → ${signed(addedC - addedB)} ms${target('≤ 0.15')}`);
+      console.log(
+        `  added p50 @1: ${addedC.toFixed(3)} ms vs bare proxy ${addedB.toFixed(3)} ms → ${signed(addedC - addedB)} ms${target('≤ 0.15')}`,
+      );
       console.log(`  throughput @50: ${(c.rps50 / b.rps50).toFixed(2)} × bare proxy${target('≥ 0.75')}`);
-      console.log(`  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → ${signed(c.ttfb - b.ttfb)} ms${target('≤ 0.5')}`);
+      console.log(
+        `  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → ${signed(c.ttfb - b.ttfb)} ms${target('≤ 0.5')}`,
+      );
     };
     report(targets[2].name, figures.get(targets[2].name)!, true);
     if (compareRoot) {
       console.log(`\nthis tree against ${compareRoot} (same run, interleaved)`);
-      for (const [mine, theirs] of [[targets[2], targets[5]], [targets[3], targets[6]]]) {
+      for (const [mine, theirs] of [
+        [targets[2], targets[5]],
+        [targets[3], targets[6]],
+      ]) {
         const m = figures.get(mine.name)!;
         const o = figures.get(theirs.name)!;
         console.log(`  ${mine.name}: throughput @50 ${(m.rps50 / o.rps50).toFixed(3)} ×, p50 @1 ${signed(m.p50_1 - o.p50_1)} ms`);
@@ -390,7 +452,9 @@ async function main(): Promise<void> {
     const freeMode = figures.get(targets[2].name)!;
     const paid = figures.get(targets[3].name)!;
     console.log(`\n${targets[3].name} against free mode (c) of this run`);
-    console.log(`  throughput @50: ${(paid.rps50 / freeMode.rps50).toFixed(2)} × free mode (target ≥ 0.8); ${(paid.rps50 / b.rps50).toFixed(2)} × bare proxy`);
+    console.log(
+      `  throughput @50: ${(paid.rps50 / freeMode.rps50).toFixed(2)} × free mode (target ≥ 0.8); ${(paid.rps50 / b.rps50).toFixed(2)} × bare proxy`,
+    );
     console.log(`  added p50 @1: ${signed(paid.p50_1 - freeMode.p50_1)} ms over free mode (target ≤ 0.15)`);
     console.log(`  streaming TTFB: ${signed(paid.ttfb - freeMode.ttfb)} ms over free mode`);
     const t = figures.get(toolRound.name)!;

@@ -47,8 +47,10 @@ try {
     'x-wallet-address': WALLET,
     authorization: `Bearer ${key}`,
   });
-  console.log(`ratio balance/health: ${(balance.requests.average / health.requests.average).toFixed(2)} (throughput), ` +
-    `${(balance.latency.p50 / Math.max(health.latency.p50, 0.001)).toFixed(2)}× p50 latency`);
+  console.log(
+    `ratio balance/health: ${(balance.requests.average / health.requests.average).toFixed(2)} (throughput), ` +
+      `${(balance.latency.p50 / Math.max(health.latency.p50, 0.001)).toFixed(2)}× p50 latency`,
+  );
 } finally {
   await gateway.close();
   rmSync(dataDir, { recursive: true, force: true });

@@ -8,13 +8,26 @@
  */
 import { create, insertMultiple, search, type Results, type TypedDocument } from '@orama/orama';
 import type { CorpusProject } from '../tool-servers/knowledge/corpus.js';
-import { FIELD_BOOSTS, isRelevant, sectionChunks, type RelevanceThreshold, type ScoredHit } from '../tool-servers/knowledge/knowledge-index.js';
+import {
+  FIELD_BOOSTS,
+  isRelevant,
+  sectionChunks,
+  type RelevanceThreshold,
+  type ScoredHit,
+} from '../tool-servers/knowledge/knowledge-index.js';
 import { createTermWeights, largestIdf } from '../tool-servers/knowledge/term-weights.js';
 import { distinctiveNameTerms, ownNameTerms } from '../tool-servers/knowledge/project-name-terms.js';
 import { bestSnippet } from '../tool-servers/knowledge/snippet.js';
 import { normalizeTerm, queryTerms, tokenize } from '../tool-servers/knowledge/text-terms.js';
 
-const schema = { projectId: 'string', project: 'string', aliases: 'string', category: 'string', section: 'string', text: 'string' } as const;
+const schema = {
+  projectId: 'string',
+  project: 'string',
+  aliases: 'string',
+  category: 'string',
+  section: 'string',
+  text: 'string',
+} as const;
 const SEARCHED = ['project', 'aliases', 'category', 'section', 'text'] as const;
 
 export interface OramaHit {
@@ -81,7 +94,14 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
   const maxIdf = largestIdf(documents.length);
 
   const run = (terms: string[], threshold: 0 | 1): Results<TypedDocument<typeof db>> => {
-    const results = search(db, { term: terms.join(' '), properties: [...SEARCHED], boost: FIELD_BOOSTS, tolerance, threshold, limit: documents.length });
+    const results = search(db, {
+      term: terms.join(' '),
+      properties: [...SEARCHED],
+      boost: FIELD_BOOSTS,
+      tolerance,
+      threshold,
+      limit: documents.length,
+    });
     // The default components are synchronous; a promise here would mean a different setup.
     if (results instanceof Promise) throw new Error('Orama search returned a promise');
     return results;
@@ -150,7 +170,12 @@ export function createOramaKnowledgeIndex(projects: CorpusProject[], tolerance: 
       return hits
         .filter((hit) => hit.score >= best.score * threshold.minRelativeScore)
         .slice(0, limit)
-        .map((hit) => ({ project: hit.document.project, section: hit.document.section, score: hit.score, snippet: bestSnippet(hit.document.text, matchedWords(hit, terms).words) }));
+        .map((hit) => ({
+          project: hit.document.project,
+          section: hit.document.section,
+          score: hit.score,
+          snippet: bestSnippet(hit.document.text, matchedWords(hit, terms).words),
+        }));
     },
     searchAllTerms: (query, limit) => plainHits(query, 0, limit),
     searchAnyTerm: (query, limit) => plainHits(query, 1, limit),

@@ -31,7 +31,9 @@ import { createOramaKnowledgeIndex } from './knowledge-eval.orama.js';
 
 const questionSet = (minAnswerable: number, minUnanswerable: number) =>
   z.object({
-    answerable: z.array(z.object({ question: z.string().min(1), project: z.string().min(1), section: z.string().min(1) })).min(minAnswerable),
+    answerable: z
+      .array(z.object({ question: z.string().min(1), project: z.string().min(1), section: z.string().min(1) }))
+      .min(minAnswerable),
     unanswerable: z.array(z.string().min(1)).min(minUnanswerable),
   });
 const evalSchema = z.object({
@@ -58,7 +60,8 @@ const projects = loadCorpus(new URL('../config/knowledge', import.meta.url).path
 for (const [, set] of sets) {
   for (const item of set.answerable) {
     const project = projects.find((p) => p.name === item.project);
-    if (!project?.sections.some((s) => s.heading === item.section)) throw new Error(`label not in corpus: ${item.project} / ${item.section}`);
+    if (!project?.sections.some((s) => s.heading === item.section))
+      throw new Error(`label not in corpus: ${item.project} / ${item.section}`);
   }
 }
 
@@ -106,7 +109,10 @@ function measure(search: Searcher, set: QuestionSet): Quality {
     if (rank === 0) at1++;
     if (rank >= 0) at3++;
     if (hits.length === 0) answerableEmpty++;
-    if (rank < 0) misses.push(`  miss: "${item.question}" → want ${item.project}/${item.section}, got ${hits.map((h) => `${h.project}/${h.section}`).join(', ') || '[]'}`);
+    if (rank < 0)
+      misses.push(
+        `  miss: "${item.question}" → want ${item.project}/${item.section}, got ${hits.map((h) => `${h.project}/${h.section}`).join(', ') || '[]'}`,
+      );
   }
   let unanswerableEmpty = 0;
   for (const question of set.unanswerable) {
@@ -115,22 +121,39 @@ function measure(search: Searcher, set: QuestionSet): Quality {
     else misses.push(`  answered: "${question}" → ${hits[0].project}/${hits[0].section} (score ${hits[0].score ?? '?'})`);
   }
   const n = set.answerable.length;
-  return { recallAt1: at1 / n, recallAt3: at3 / n, answerableEmpty, unanswerableEmpty: unanswerableEmpty / set.unanswerable.length, misses };
+  return {
+    recallAt1: at1 / n,
+    recallAt3: at3 / n,
+    answerableEmpty,
+    unanswerableEmpty: unanswerableEmpty / set.unanswerable.length,
+    misses,
+  };
 }
 
-const tuned = (threshold: RelevanceThreshold): Searcher => (question) => index.search(question, { limit: 3, threshold });
+const tuned =
+  (threshold: RelevanceThreshold): Searcher =>
+  (question) =>
+    index.search(question, { limit: 3, threshold });
 
 // Baseline: the same sections in MiniSearch with its defaults — no boosts, stemming, stop words,
 // prefix, typo tolerance or threshold.
-const plain = new MiniSearch<{ id: string; project: string; section: string; text: string }>({ fields: ['project', 'section', 'text'], storeFields: ['project', 'section'] });
-plain.addAll(projects.flatMap((p) => p.sections.map((s, i) => ({ id: `${p.id}#${i}`, project: p.name, section: s.heading, text: s.text }))));
+const plain = new MiniSearch<{ id: string; project: string; section: string; text: string }>({
+  fields: ['project', 'section', 'text'],
+  storeFields: ['project', 'section'],
+});
+plain.addAll(
+  projects.flatMap((p) => p.sections.map((s, i) => ({ id: `${p.id}#${i}`, project: p.name, section: s.heading, text: s.text }))),
+);
 const plainSearch: Searcher = (question) => plain.search(question).map((r) => ({ project: String(r.project), section: String(r.section) }));
 
 // Orama scores with length-normalised term frequency, so its scores run several times lower
 // than MiniSearch's and the score bar must be found again for it. Found the same way and on the
 // same questions as the shipped one: the highest bar on the tuning sets that keeps the best
 // recall@3 among bars leaving ≥ 0.9 of their unanswerable questions empty.
-const tuning: QuestionSet = { answerable: tuningSets.flatMap((set) => set.answerable), unanswerable: tuningSets.flatMap((set) => set.unanswerable) };
+const tuning: QuestionSet = {
+  answerable: tuningSets.flatMap((set) => set.answerable),
+  unanswerable: tuningSets.flatMap((set) => set.unanswerable),
+};
 function calibrateOramaScoreBar(): RelevanceThreshold {
   let best = { threshold: DEFAULT_THRESHOLD, recallAt3: -1 };
   for (const minScorePerTerm of [0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9]) {
@@ -158,11 +181,15 @@ let qualityMet = false;
 const shippedMisses: string[] = [];
 for (const [name, set] of sets) {
   const noHeadingWord = set.answerable.filter((item) => !sharesHeadingWord(item.question, item.section)).length;
-  console.log(`\n${name}: ${set.answerable.length} answerable (${noHeadingWord} share no content word with their heading), ${set.unanswerable.length} unanswerable`);
+  console.log(
+    `\n${name}: ${set.answerable.length} answerable (${noHeadingWord} share no content word with their heading), ${set.unanswerable.length} unanswerable`,
+  );
   console.log('                                        recall@1  recall@3  unanswerable→[]  answerable→[]');
   engines.forEach(([engine, search], i) => {
     const q = measure(search, set);
-    console.log(`${engine.padEnd(40)}${fmt(q.recallAt1)}     ${fmt(q.recallAt3)}     ${fmt(q.unanswerableEmpty)}            ${q.answerableEmpty}`);
+    console.log(
+      `${engine.padEnd(40)}${fmt(q.recallAt1)}     ${fmt(q.recallAt3)}     ${fmt(q.unanswerableEmpty)}            ${q.answerableEmpty}`,
+    );
     if (i === 0) {
       if (set === honestSet) {
         const recallMet = q.recallAt3 >= TARGETS.recallAt3 && q.recallAt1 >= TARGETS.recallAt1;
@@ -202,7 +229,9 @@ for (const [name, buildMs, search] of timed) {
   const t = latency(search, 2000);
   if (Number.isNaN(p50Ms)) p50Ms = t.p50;
   const build = Number.isNaN(buildMs) ? '-' : buildMs.toFixed(1);
-  console.log(`${name.padEnd(40)}${build.padStart(8)}  ${(t.p50 * 1000).toFixed(0).padStart(7)}  ${(t.p99 * 1000).toFixed(0).padStart(7)}   ${t.n}`);
+  console.log(
+    `${name.padEnd(40)}${build.padStart(8)}  ${(t.p50 * 1000).toFixed(0).padStart(7)}  ${(t.p99 * 1000).toFixed(0).padStart(7)}   ${t.n}`,
+  );
 }
 if (shippedMisses.length > 0) console.log(`\nmisses of knowledge_search:\n${shippedMisses.join('\n')}`);
 

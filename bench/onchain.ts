@@ -57,7 +57,8 @@ async function main() {
   try {
     // Fresh tokens for cold get_token_info: metadata of each is read once, then cached for a day.
     const tokens: Address[] = [];
-    for (let i = 0; i < COLD_TOKENS; i++) tokens.push(await chain.node.deploy(chain.contracts.TestToken, [`Bench ${i}`, `B${i}`, 18, 10n ** 24n]));
+    for (let i = 0; i < COLD_TOKENS; i++)
+      tokens.push(await chain.node.deploy(chain.contracts.TestToken, [`Bench ${i}`, `B${i}`, 18, 10n ** 24n]));
 
     gateway = await startTestGateway({
       config: (json) => {
@@ -100,16 +101,39 @@ async function main() {
 
     const results: Figures[] = [];
     results.push(await measure('eth_getBalance direct to node (baseline)', CALLS, (i) => directBalance(randomAddress(i))));
-    results.push(await measure('get_eth_balance cold (new address each call)', CALLS, (i) => execute('get_eth_balance', { address: randomAddress(10_000 + i), chain: 'local' })));
+    results.push(
+      await measure('get_eth_balance cold (new address each call)', CALLS, (i) =>
+        execute('get_eth_balance', { address: randomAddress(10_000 + i), chain: 'local' }),
+      ),
+    );
     await execute('get_eth_balance', { address: hot, chain: 'local' });
-    results.push(await measure('get_eth_balance warm (same address, cached)', CALLS, () => execute('get_eth_balance', { address: hot, chain: 'local' })));
-    results.push(await measure('get_token_info cold (new token each call)', COLD_TOKENS, (i) => execute('get_token_info', { token: tokens[i], chain: 'local' })));
+    results.push(
+      await measure('get_eth_balance warm (same address, cached)', CALLS, () =>
+        execute('get_eth_balance', { address: hot, chain: 'local' }),
+      ),
+    );
+    results.push(
+      await measure('get_token_info cold (new token each call)', COLD_TOKENS, (i) =>
+        execute('get_token_info', { token: tokens[i], chain: 'local' }),
+      ),
+    );
     await execute('get_token_info', { token: hotToken, chain: 'local' });
-    results.push(await measure('get_token_info warm (same token, cached)', CALLS, () => execute('get_token_info', { token: hotToken, chain: 'local' })));
+    results.push(
+      await measure('get_token_info warm (same token, cached)', CALLS, () =>
+        execute('get_token_info', { token: hotToken, chain: 'local' }),
+      ),
+    );
 
     const baseline = results[0].perSecond;
     console.log(`\nconcurrency ${CONCURRENCY}; local Hardhat node (local block time 1 s = warm cache lifetime)\n`);
-    console.log('run'.padEnd(48), 'calls'.padStart(6), 'calls/s'.padStart(9), 'p50 ms'.padStart(8), 'p95 ms'.padStart(8), '× baseline'.padStart(11));
+    console.log(
+      'run'.padEnd(48),
+      'calls'.padStart(6),
+      'calls/s'.padStart(9),
+      'p50 ms'.padStart(8),
+      'p95 ms'.padStart(8),
+      '× baseline'.padStart(11),
+    );
     for (const r of results) {
       console.log(
         r.name.padEnd(48),
@@ -121,7 +145,9 @@ async function main() {
       );
     }
     const [, ethCold, ethWarm, tokenCold, tokenWarm] = results;
-    console.log(`\nwarm/cold throughput: get_eth_balance ${(ethWarm.perSecond / ethCold.perSecond).toFixed(2)}×, get_token_info ${(tokenWarm.perSecond / tokenCold.perSecond).toFixed(2)}×`);
+    console.log(
+      `\nwarm/cold throughput: get_eth_balance ${(ethWarm.perSecond / ethCold.perSecond).toFixed(2)}×, get_token_info ${(tokenWarm.perSecond / tokenCold.perSecond).toFixed(2)}×`,
+    );
   } finally {
     await gateway?.stop();
     await chain.stop();

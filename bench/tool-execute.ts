@@ -189,9 +189,13 @@ if (failures.length > 0) {
   console.log(`no ratio: calls failed in ${failures.map((f) => `"${f.name}" (${f.failed})`).join(', ')}`);
   process.exitCode = 1;
 } else {
-  console.log(`ratio gateway / in-process client (${CONNECTIONS} in flight): ${(gatewayFigures.callsPerSecond / concurrent.callsPerSecond).toFixed(2)}`);
+  console.log(
+    `ratio gateway / in-process client (${CONNECTIONS} in flight): ${(gatewayFigures.callsPerSecond / concurrent.callsPerSecond).toFixed(2)}`,
+  );
 }
 const startups: number[] = [];
 for (let i = 0; i < 3; i++) startups.push(await startupToReady());
 startups.sort((a, b) => a - b);
-console.log(`start-up to ready with 4 family servers: median ${startups[1].toFixed(0)} ms (runs: ${startups.map((ms) => ms.toFixed(0)).join(', ')} ms)`);
+console.log(
+  `start-up to ready with 4 family servers: median ${startups[1].toFixed(0)} ms (runs: ${startups.map((ms) => ms.toFixed(0)).join(', ')} ms)`,
+);

@@ -36,7 +36,9 @@ try {
   const started = performance.now();
   await Promise.all(Array.from({ length: CONCURRENT }, () => coalescing.call('get_crypto_price', { symbol: 'ETH' })));
   const wallMs = performance.now() - started;
-  console.log(`${CONCURRENT} concurrent identical calls, provider ${SLOW_PROVIDER_MS} ms: ${fixtures.coingecko.count()} upstream request(s), ${wallMs.toFixed(0)} ms wall (${(wallMs / SLOW_PROVIDER_MS).toFixed(1)}x one provider round trip)`);
+  console.log(
+    `${CONCURRENT} concurrent identical calls, provider ${SLOW_PROVIDER_MS} ms: ${fixtures.coingecko.count()} upstream request(s), ${wallMs.toFixed(0)} ms wall (${(wallMs / SLOW_PROVIDER_MS).toFixed(1)}x one provider round trip)`,
+  );
   await coalescing.close();
 } finally {
   await uncached.close();

@@ -58,7 +58,11 @@ await pool.close();
 server.close();
 
 const baseline = results[0].perSecond;
-console.log(`web_extract pipeline, ${CONCURRENCY} concurrent callers, ${PHASE_MS / 1000} s per phase, ${article.length} B article (loopback; absolute numbers are rough)`);
+console.log(
+  `web_extract pipeline, ${CONCURRENCY} concurrent callers, ${PHASE_MS / 1000} s per phase, ${article.length} B article (loopback; absolute numbers are rough)`,
+);
 for (const r of results) {
-  console.log(`${r.name.padEnd(52)} ${r.perSecond.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  ×${(r.perSecond / baseline).toFixed(2)} of (a)`);
+  console.log(
+    `${r.name.padEnd(52)} ${r.perSecond.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  ×${(r.perSecond / baseline).toFixed(2)} of (a)`,
+  );
 }

@@ -90,8 +90,7 @@ export function createApp(deps: AppDeps): Koa {
   //    budget → JSON body. Bodies are read only once the caller is known, and inside the route,
   //    so a route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
   const readJson = jsonBody(config.server.bodyLimitBytes);
-  const auth = (keyRequired: 'always' | 'unless-free') =>
-    authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
+  const auth = (keyRequired: 'always' | 'unless-free') => authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
   // One budget per wallet across every route group: a limiter per chain would triple it.
   const walletBudget = perWalletRateLimit(config.limits.perWallet, deps.shared?.limiters);
   const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, readJson];

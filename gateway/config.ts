@@ -63,9 +63,7 @@ const httpServerSchema = z.object({
 
 export const mcpServerSchema = z.union([stdioServerSchema.strict(), httpServerSchema.strict()]);
 
-const booleanString = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const booleanString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 export const configSchema = z
   .object({
@@ -75,7 +73,11 @@ export const configSchema = z
         host: z.string().min(1).default('127.0.0.1'),
         /** Public origin clients use; default `http://HOST:PORT`. SIWE's domain and uri come from it. */
         publicUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-        bodyLimitBytes: z.number().int().positive().default(4 * 1024 * 1024),
+        bodyLimitBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(4 * 1024 * 1024),
         /** How long in-flight requests may run after SIGTERM before they are aborted. */
         shutdownGraceMs: z.number().int().nonnegative().default(10_000),
         /** After SIGTERM, keep serving this long while /health answers 503 `draining` (load balancers notice). */
@@ -102,7 +104,12 @@ export const configSchema = z
           .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
           .optional(),
         /** Keeps several deployments apart on one Redis. */
-        redisPrefix: z.string().min(1).max(64).regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . -').default('switchyard:'),
+        redisPrefix: z
+          .string()
+          .min(1)
+          .max(64)
+          .regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . -')
+          .default('switchyard:'),
       })
       .strict()
       .prefault({}),
@@ -119,8 +126,16 @@ export const configSchema = z
     accounts: z
       .object({
         /** An unsettled reservation is released after this long (crash, hang). */
-        reservationTtlMs: z.number().int().positive().default(6 * 60_000),
-        nonceTtlMs: z.number().int().positive().default(10 * 60_000),
+        reservationTtlMs: z
+          .number()
+          .int()
+          .positive()
+          .default(6 * 60_000),
+        nonceTtlMs: z
+          .number()
+          .int()
+          .positive()
+          .default(10 * 60_000),
         /** Smart-account (EIP-1271/6492) SIWE signatures are checked against this RPC when set. */
         siweRpcUrl: z.url().optional(),
       })

@@ -74,7 +74,10 @@ export function processStartTime(pid: number): string | undefined {
   if (!stat) return undefined;
   // Field 2 (comm) is in parentheses and may hold spaces: count fields after its last ')'.
   // What follows starts at field 3, so field 22 is the 20th.
-  return stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/)[19];
+  return stat
+    .slice(stat.lastIndexOf(')') + 1)
+    .trim()
+    .split(/\s+/)[19];
 }
 
 function isRunning(pid: number): boolean {

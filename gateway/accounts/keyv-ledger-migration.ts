@@ -53,7 +53,10 @@ export async function migrateKeyvLedger(db: SqliteConnection): Promise<void> {
     const address = row.key.slice('balances:'.length);
     const record = keyvWalletSchema.parse(JSON.parse(row.value)).value;
     const held = Object.values(record.holds).reduce((sum, hold) => sum + hold.amount, 0);
-    wallets.push([address, JSON.stringify({ credits: record.credits + held, total_deposited: record.total_deposited, total_spent: record.total_spent })]);
+    wallets.push([
+      address,
+      JSON.stringify({ credits: record.credits + held, total_deposited: record.total_deposited, total_spent: record.total_spent }),
+    ]);
     // The wallet record was the commit point of an idempotent grant: it holds the result.
     for (const [key, grant] of Object.entries(record.grants)) {
       grants.set(key, { key, wallet: address, amount: 0, result: JSON.stringify(grant.result), at: grant.at });

@@ -21,13 +21,7 @@ import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
 import { TokenTally } from './token-tally.js';
 import { ToolOffer } from './tool-schemas.js';
 import { runToolRound } from './tool-round.js';
-import {
-  ClientCancelled,
-  chatDeadlineExceeded,
-  upstreamAborted,
-  upstreamStreamCutOff,
-  upstreamUnavailable,
-} from './upstream-errors.js';
+import { ClientCancelled, chatDeadlineExceeded, upstreamAborted, upstreamStreamCutOff, upstreamUnavailable } from './upstream-errors.js';
 import type { UpstreamClient, UpstreamChatParams } from './upstream-client.js';
 import type { UpstreamHealth } from './upstream-health.js';
 import type { ChatAbort } from './chat-abort.js';

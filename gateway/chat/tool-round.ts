@@ -43,10 +43,7 @@ export async function runToolRound(calls: UpstreamToolCall[], options: ToolRound
   return { messages, trace };
 }
 
-async function runOne(
-  call: UpstreamToolCall,
-  options: ToolRoundOptions,
-): Promise<{ content: string; trace: ToolTraceEntry }> {
+async function runOne(call: UpstreamToolCall, options: ToolRoundOptions): Promise<{ content: string; trace: ToolTraceEntry }> {
   const name = call.function.name;
   const started = performance.now();
   const failed = (args: unknown, code: string, message: string) => ({

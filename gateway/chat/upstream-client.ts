@@ -266,11 +266,9 @@ export class UpstreamClient {
       const status = response.statusCode;
       if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, status })) {
         const retryAfter = headerValue(response.headers['retry-after']);
-        await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs, retryAfter }), abort).catch(
-          (e: unknown) => {
-            throw fail(e, 'waiting to retry');
-          },
-        );
+        await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs, retryAfter }), abort).catch((e: unknown) => {
+          throw fail(e, 'waiting to retry');
+        });
         continue;
       }
       throw upstreamStatusError(this.modelId, status, text);

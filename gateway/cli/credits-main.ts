@@ -7,7 +7,8 @@ runCreditsCli(process.argv.slice(2), process.env).then(
     process.stdout.write(`${JSON.stringify(output)}\n`);
   },
   (err: unknown) => {
-    const message = err instanceof CliError || err instanceof ConfigError ? err.message : `credits: ${err instanceof Error ? err.message : String(err)}`;
+    const message =
+      err instanceof CliError || err instanceof ConfigError ? err.message : `credits: ${err instanceof Error ? err.message : String(err)}`;
     process.stderr.write(`${message}\n`);
     process.exitCode = 1;
   },

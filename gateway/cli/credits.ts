@@ -64,7 +64,8 @@ function parseArgs(argv: string[]): Command {
   if (kind === 'migrate-to-postgres' && argv.length === 1) return { kind };
   if ((kind !== 'grant' && kind !== 'balance') || rest.length > 0) throw new CliError(USAGE);
   const wallet = parseWalletAddress(address);
-  if (!wallet) throw new CliError(`credits: "${address ?? ''}" is not a wallet address (0x + 40 hex, valid EIP-55 checksum if mixed case).`);
+  if (!wallet)
+    throw new CliError(`credits: "${address ?? ''}" is not a wallet address (0x + 40 hex, valid EIP-55 checksum if mixed case).`);
   if (kind === 'balance') {
     if (amountText !== undefined) throw new CliError(USAGE);
     return { kind, wallet };

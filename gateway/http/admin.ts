@@ -38,10 +38,7 @@ function walletParam(value: string, param: string): string {
   return wallet;
 }
 
-export function registerAdminRoutes(
-  router: Router,
-  deps: { adminToken: string | undefined; ledger: Ledger; jsonBody: Middleware },
-): void {
+export function registerAdminRoutes(router: Router, deps: { adminToken: string | undefined; ledger: Ledger; jsonBody: Middleware }): void {
   const admin = compose([requireAdmin(deps.adminToken, 'disabled'), deps.jsonBody]);
 
   router.post('/admin/credits/grant', admin, async (ctx) => {
@@ -90,7 +87,7 @@ export const adminRouteDocs: RouteDoc[] = [
     method: 'get',
     path: '/admin/credits/:address',
     tag: 'Admin',
-    summary: 'Any wallet\'s balance',
+    summary: "Any wallet's balance",
     description: 'Answers 404 while ADMIN_TOKEN is unset.',
     access: 'admin',
     pathParams: addressParam,

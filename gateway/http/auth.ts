@@ -32,7 +32,10 @@ export function authenticate(apiKeys: ApiKeys, options: AuthOptions) {
     const header = ctx.get('authorization').trim();
     if (!header) {
       if (options.freeMode && options.keyRequired === 'unless-free') return next();
-      throw new Unauthorized('missing_api_key', 'An API key is required: send Authorization: Bearer <key> (create one with POST /auth/api-keys).');
+      throw new Unauthorized(
+        'missing_api_key',
+        'An API key is required: send Authorization: Bearer <key> (create one with POST /auth/api-keys).',
+      );
     }
     return checkKey(apiKeys, options, ctx, header, next);
   };

@@ -48,7 +48,7 @@ export const healthRouteDocs: RouteDoc[] = [
       'HTTP 200 unless the gateway cannot serve at all (its store fails): then 503 with the same body, status `degraded`; ' +
       'or it is stopping (SIGTERM, for server.drainDelayMs): 503, status `draining`.',
     access: 'open',
-    response: { description: 'Status `ok`, `degraded` or `draining`, plus each part\'s report', content: json(healthSchema) },
+    response: { description: "Status `ok`, `degraded` or `draining`, plus each part's report", content: json(healthSchema) },
     errors: [503],
   },
 ];

@@ -130,7 +130,7 @@ export const keyRouteDocs: RouteDoc[] = [
     method: 'get',
     path: '/auth/api-keys',
     tag: 'Keys',
-    summary: 'The wallet\'s keys',
+    summary: "The wallet's keys",
     access: 'key-of-wallet',
     response: { description: 'Oldest first; never the key or its hash', content: json(keyListSchema) },
   },

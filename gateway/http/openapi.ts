@@ -86,7 +86,7 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[], options: OpenA
       },
       schemas: { ErrorBody: schemaOf(errorBodySchema, 'output') },
       headers: {
-        RequestId: { description: 'The request id (the client\'s `x-request-id` when acceptable)', schema: { type: 'string' } },
+        RequestId: { description: "The request id (the client's `x-request-id` when acceptable)", schema: { type: 'string' } },
         RetryAfter: { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } },
       },
     },

@@ -25,7 +25,7 @@ export const TOOL_EXECUTION_CREDITS = 1;
 
 const executeBody = z.object({
   tool: z.string().min(1).max(200).meta({ description: 'A tool name from GET /v1/tools' }),
-  args: z.record(z.string(), z.unknown()).nullish().meta({ description: 'The tool\'s arguments (its input_schema)' }),
+  args: z.record(z.string(), z.unknown()).nullish().meta({ description: "The tool's arguments (its input_schema)" }),
 });
 
 /**
@@ -110,7 +110,7 @@ const toolListSchema = z.object({
 const executeResultSchema = z.object({
   ok: z.literal(true),
   tool: z.string(),
-  result: z.unknown().meta({ description: 'The tool\'s structured result' }),
+  result: z.unknown().meta({ description: "The tool's structured result" }),
 });
 
 const executeErrorSchema = z.object({ ok: z.literal(false), tool: z.string().nullable(), error: errorObjectSchema });
@@ -130,11 +130,10 @@ export const toolRouteDocs: RouteDoc[] = [
     tag: 'Tools',
     summary: 'Run one tool directly',
     description:
-      `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. ` +
-      'Every failure carries `ok: false` and `tool` beside `error`.',
+      `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. ` + 'Every failure carries `ok: false` and `tool` beside `error`.',
     access: 'gated',
     body: executeBody,
-    response: { description: 'The tool\'s result', content: json(executeResultSchema) },
+    response: { description: "The tool's result", content: json(executeResultSchema) },
     errors: [402, 404, 502, 503, 504],
     errorBody: executeErrorSchema,
   },

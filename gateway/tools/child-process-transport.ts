@@ -164,8 +164,7 @@ export class ChildProcessTransport implements Transport {
     if (!child || !this.exited) return;
     const grace = this.options.closeGraceMs ?? 2000;
     const gone = () => this.exit !== undefined;
-    const waitFor = (ms: number) =>
-      Promise.race([this.exited, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+    const waitFor = (ms: number) => Promise.race([this.exited, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
     if (!gone()) {
       child.stdin?.end();
       await waitFor(grace);

@@ -10,9 +10,11 @@ import { zodIssue } from '../errors.js';
 
 export const LIST_TOOLS_NAME = 'list_tools';
 
-const inputSchema = z.object({
-  query: z.string().max(500).optional().describe('Words to look for in tool names and descriptions; omit to list every tool.'),
-}).strict();
+const inputSchema = z
+  .object({
+    query: z.string().max(500).optional().describe('Words to look for in tool names and descriptions; omit to list every tool.'),
+  })
+  .strict();
 
 const outputSchema = z.object({
   tools: z.array(z.object({ name: z.string(), description: z.string(), params: z.array(z.string()), server: z.string() })),

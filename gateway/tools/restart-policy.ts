@@ -36,10 +36,7 @@ export interface RestartDecision {
  *   nextRestart({ quickCrashes: 0, uptimeMs: 200 }, DEFAULT_RESTART_POLICY)
  *   // { delayMs: 500, quickCrashes: 1, crashLoop: false }
  */
-export function nextRestart(
-  previous: { quickCrashes: number; uptimeMs: number },
-  policy: RestartPolicy,
-): RestartDecision {
+export function nextRestart(previous: { quickCrashes: number; uptimeMs: number }, policy: RestartPolicy): RestartDecision {
   // A server that ran a good while before exiting starts its count afresh.
   const quickCrashes = previous.uptimeMs < policy.quickCrashMs ? previous.quickCrashes + 1 : 1;
   if (quickCrashes >= policy.crashLoopAfter) {

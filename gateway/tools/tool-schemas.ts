@@ -75,7 +75,10 @@ export class ToolSchemas {
 /** An ajv error as the field it names (dotted path, like the kit's `param`) and what is wrong. */
 function describeError(error: ErrorObject | undefined): { field: string | null; problem: string } {
   if (!error) return { field: null, problem: 'The arguments do not match the input schema.' };
-  const path = error.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   const params = error.params as Record<string, unknown>;
   let problem = error.message ?? 'is invalid';
   if (error.keyword === 'required' && typeof params.missingProperty === 'string') {

@@ -181,7 +181,11 @@ describe('playground in free mode', { skip }, () => {
       assert.match(await page.locator('.info .title').innerText(), /Switchyard/);
       await screenshot(page, 'docs');
       assert.deepEqual(violations, []);
-      assert.deepEqual(outside.filter((url) => !url.startsWith('data:')), [], 'the page loads nothing from elsewhere');
+      assert.deepEqual(
+        outside.filter((url) => !url.startsWith('data:')),
+        [],
+        'the page loads nothing from elsewhere',
+      );
     } finally {
       await close();
     }
@@ -219,7 +223,10 @@ describe('playground with credits on', { skip }, () => {
       await page.getByText('Key minted with a SIWE proof').waitFor();
       assert.equal(wallet.signatures.length, 1);
       const keys = await gateway.apiKeys.list(account.address);
-      assert.deepEqual(keys.map((k) => [k.name, k.verified]), [['playground', true]]);
+      assert.deepEqual(
+        keys.map((k) => [k.name, k.verified]),
+        [['playground', true]],
+      );
       const stored = await page.evaluate(() => ({ session: sessionStorage.getItem('switchyard.key'), local: localStorage.length }));
       assert.match(stored.session ?? '', /^sy_[A-Za-z0-9_-]{43}$/);
       assert.equal(stored.local, 0, 'the key is kept for the session only');

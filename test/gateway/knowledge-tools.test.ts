@@ -13,7 +13,11 @@ describe('knowledge_search through the gateway', () => {
       config: (json) => {
         json.freeMode = true;
         json.mcpServers = {
-          knowledge: { command: process.execPath, args: ['dist/tool-servers/knowledge/main.js'], env: { KNOWLEDGE_DIR: '${KNOWLEDGE_DIR}' } },
+          knowledge: {
+            command: process.execPath,
+            args: ['dist/tool-servers/knowledge/main.js'],
+            env: { KNOWLEDGE_DIR: '${KNOWLEDGE_DIR}' },
+          },
         };
       },
       env: runnableEnv({ KNOWLEDGE_DIR: join(process.cwd(), 'config/knowledge') }),
@@ -25,7 +29,11 @@ describe('knowledge_search through the gateway', () => {
   });
 
   async function execute(body: unknown) {
-    const response = await fetch(`${gateway.url}/v1/tools/execute`, { method: 'POST', headers: walletHeaders(), body: JSON.stringify(body) });
+    const response = await fetch(`${gateway.url}/v1/tools/execute`, {
+      method: 'POST',
+      headers: walletHeaders(),
+      body: JSON.stringify(body),
+    });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
 
@@ -44,7 +52,10 @@ describe('knowledge_search through the gateway', () => {
     const result = body.result as { query: string; results: Array<{ project: string; section: string; source_url: string }> };
     assert.equal(result.query, 'How many SKY do I get for one MKR?');
     assert.equal(result.results.length, 2);
-    assert.deepEqual([result.results[0].project, result.results[0].section, result.results[0].source_url], ['Sky', 'Token', 'https://developers.sky.money']);
+    assert.deepEqual(
+      [result.results[0].project, result.results[0].section, result.results[0].source_url],
+      ['Sky', 'Token', 'https://developers.sky.money'],
+    );
   });
 
   test('an unanswerable question is an empty list, an unknown project a 400 naming the field', async () => {

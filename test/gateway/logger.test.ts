@@ -41,7 +41,10 @@ test('the logger censors structured secrets and scrubs every line', () => {
   for (const secret of [API_KEY, SIGNATURE, 'wants you to sign in', 'Nonce: abcdef123456']) {
     assert.equal(out.includes(secret), false, `log holds ${secret.slice(0, 20)}…`);
   }
-  const [first, second] = out.trim().split('\n').map((l) => JSON.parse(l));
+  const [first, second] = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(first.headers.authorization, '[redacted]');
   assert.equal(first.headers['content-type'], 'application/json');
   assert.equal(first.body.signature, '[redacted]');
@@ -81,7 +84,8 @@ test('the signature hint (0x + 130 hex digits) agrees with the regex it guards, 
   for (let i = 0; i < 2000; i++) {
     let text = '0x';
     const length = 120 + Math.floor(random() * 30);
-    for (let j = 0; j < length; j++) text += random() < 0.97 ? 'abcdef0123456789'[Math.floor(random() * 16)] : alphabet[Math.floor(random() * alphabet.length)];
+    for (let j = 0; j < length; j++)
+      text += random() < 0.97 ? 'abcdef0123456789'[Math.floor(random() * 16)] : alphabet[Math.floor(random() * alphabet.length)];
     assert.equal(redactSecrets(text), text.replace(pattern, '0x[redacted-signature]'), text);
   }
 });

@@ -140,7 +140,11 @@ test('SIGTERM during start-up (twice, as timeout(1) sends it): start-up finishes
     await new Promise((r) => setTimeout(r, 100));
     gateway.child.kill('SIGTERM'); // the same request again: not "exit now"
     assert.equal(await gateway.exited, 0, gateway.stderr());
-    const lines = gateway.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = gateway
+      .stdout()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.ok(lines.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
     assert.ok(lines.some((l) => l.msg === 'shut down cleanly'));
     assert.ok(!lines.some((l) => l.msg === 'second signal: exiting without waiting'));
@@ -165,9 +169,7 @@ async function expectConfigFailure(fileJson: unknown, env: Record<string, string
 }
 
 const validFile = {
-  models: [
-    { id: 'svc-32b-conductor', alias: 'conductor', upstream: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } },
-  ],
+  models: [{ id: 'svc-32b-conductor', alias: 'conductor', upstream: { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' } }],
 };
 
 test('bad config stops the built gateway with exit code 1 and names the field', async () => {

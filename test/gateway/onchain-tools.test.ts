@@ -59,7 +59,17 @@ describe('onchain tools through the gateway', () => {
     const { tools } = (await response.json()) as { tools: Array<{ name: string; server?: string }> };
     assert.deepEqual(
       tools.filter((t) => t.server === 'onchain').map((t) => t.name),
-      ['get_eth_balance', 'get_token_balance', 'get_token_info', 'get_gas_price', 'get_block', 'get_tx_count', 'get_transaction', 'is_contract', 'resolve_ens'],
+      [
+        'get_eth_balance',
+        'get_token_balance',
+        'get_token_info',
+        'get_gas_price',
+        'get_block',
+        'get_tx_count',
+        'get_transaction',
+        'is_contract',
+        'resolve_ens',
+      ],
     );
   });
 
@@ -70,7 +80,11 @@ describe('onchain tools through the gateway', () => {
     let r = await execute('get_eth_balance', { address: 'bob.eth', chain: 'local' });
     assert.equal(r.status, 200);
     const wei = await pc.getBalance({ address: bob });
-    assert.deepEqual(r.body, { ok: true, tool: 'get_eth_balance', result: { address: bob, balance_wei: wei.toString(), balance_eth: formatEther(wei), chain: 'Local' } });
+    assert.deepEqual(r.body, {
+      ok: true,
+      tool: 'get_eth_balance',
+      result: { address: bob, balance_wei: wei.toString(), balance_eth: formatEther(wei), chain: 'Local' },
+    });
 
     r = await execute('get_token_balance', { address: alice, token: 'TST', chain: 'local' });
     const raw = await pc.readContract({ address: chain.token, abi: erc20Abi, functionName: 'balanceOf', args: [alice] });

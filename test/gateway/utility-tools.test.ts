@@ -159,7 +159,10 @@ describe('the shipped tool servers together', () => {
       config: (json) => {
         json.freeMode = true;
         json.mcpServers = Object.fromEntries(
-          Object.entries(shipped.mcpServers).map(([name, server]) => [name, { ...server, command: server.command === 'node' ? process.execPath : server.command }]),
+          Object.entries(shipped.mcpServers).map(([name, server]) => [
+            name,
+            { ...server, command: server.command === 'node' ? process.execPath : server.command },
+          ]),
         );
       },
       env: { ...passThrough, FREE_MODE: 'true' },
@@ -177,9 +180,24 @@ describe('the shipped tool servers together', () => {
     assert.deepEqual(
       tools.map((t) => t.name).sort(),
       [
-        'get_eth_balance', 'get_token_balance', 'get_token_info', 'get_gas_price', 'get_block', 'get_tx_count', 'is_contract',
-        'resolve_ens', 'get_transaction', 'get_crypto_price', 'web_search', 'web_extract', 'read_tweet', 'find_music',
-        'knowledge_search', 'list_tools', 'get_weather', 'get_time',
+        'get_eth_balance',
+        'get_token_balance',
+        'get_token_info',
+        'get_gas_price',
+        'get_block',
+        'get_tx_count',
+        'is_contract',
+        'resolve_ens',
+        'get_transaction',
+        'get_crypto_price',
+        'web_search',
+        'web_extract',
+        'read_tweet',
+        'find_music',
+        'knowledge_search',
+        'list_tools',
+        'get_weather',
+        'get_time',
       ].sort(),
     );
   });

@@ -20,15 +20,36 @@ describe('web tools through the gateway', () => {
     forbidden = await startFixture((_req, res) => sendText(res, 200, 'internal'));
     providers = await startFixture((req, res) => {
       if (req.path === '/brave/res/v1/web/search') {
-        sendJson(res, 200, { web: { results: [{ title: 'Koa', url: 'https://koajs.com/', description: 'next generation web framework' }] } });
+        sendJson(res, 200, {
+          web: { results: [{ title: 'Koa', url: 'https://koajs.com/', description: 'next generation web framework' }] },
+        });
       } else if (req.path === '/fx/i/status/20') {
         sendJson(res, 200, {
           code: 200,
           message: 'OK',
-          tweet: { id: '20', url: 'https://x.com/jack/status/20', text: 'just setting up my twttr', author: { name: 'jack', screen_name: 'jack' }, replies: 1, retweets: 2, likes: 3, views: null, created_at: 'Tue Mar 21 20:50:14 +0000 2006', created_timestamp: 1142974214 },
+          tweet: {
+            id: '20',
+            url: 'https://x.com/jack/status/20',
+            text: 'just setting up my twttr',
+            author: { name: 'jack', screen_name: 'jack' },
+            replies: 1,
+            retweets: 2,
+            likes: 3,
+            views: null,
+            created_at: 'Tue Mar 21 20:50:14 +0000 2006',
+            created_timestamp: 1142974214,
+          },
         });
       } else if (req.path === '/itunes/search') {
-        sendJson(res, 200, { resultCount: 1, results: [{ trackName: 'Better Together', artistName: 'Jack Johnson', trackViewUrl: 'https://music.apple.com/t/1' }] }, 'text/javascript; charset=utf-8');
+        sendJson(
+          res,
+          200,
+          {
+            resultCount: 1,
+            results: [{ trackName: 'Better Together', artistName: 'Jack Johnson', trackViewUrl: 'https://music.apple.com/t/1' }],
+          },
+          'text/javascript; charset=utf-8',
+        );
       } else if (req.path === '/site/news') {
         sendText(res, 200, article);
       } else {
@@ -86,7 +107,15 @@ describe('web tools through the gateway', () => {
   test('web_search runs and names its provider (key expanded from the gateway env)', async () => {
     const { status, body } = await execute('web_search', { query: 'koa' });
     assert.equal(status, 200);
-    assert.deepEqual(body, { ok: true, tool: 'web_search', result: { query: 'koa', provider: 'brave', results: [{ title: 'Koa', url: 'https://koajs.com/', snippet: 'next generation web framework' }] } });
+    assert.deepEqual(body, {
+      ok: true,
+      tool: 'web_search',
+      result: {
+        query: 'koa',
+        provider: 'brave',
+        results: [{ title: 'Koa', url: 'https://koajs.com/', snippet: 'next generation web framework' }],
+      },
+    });
     assert.equal(providers.requests.find((r) => r.path.startsWith('/brave'))?.headers['x-subscription-token'], 'brave-test-key');
   });
 
@@ -100,7 +129,11 @@ describe('web tools through the gateway', () => {
   });
 
   test('web_extract of a refused address is 400 url_not_allowed and nothing is contacted', async () => {
-    for (const url of [`http://127.0.0.1:${forbidden.port}/`, 'http://169.254.169.254/latest/meta-data/', `http://[::ffff:127.0.0.1]:${forbidden.port}/`]) {
+    for (const url of [
+      `http://127.0.0.1:${forbidden.port}/`,
+      'http://169.254.169.254/latest/meta-data/',
+      `http://[::ffff:127.0.0.1]:${forbidden.port}/`,
+    ]) {
       const { status, body } = await execute('web_extract', { url });
       assert.equal(status, 400, url);
       assert.equal(body.ok, false);
@@ -133,6 +166,9 @@ describe('web tools through the gateway', () => {
   test('find_music runs', async () => {
     const { status, body } = await execute('find_music', { query: 'better together', limit: 1 });
     assert.equal(status, 200);
-    assert.deepEqual(body.result, { provider: 'itunes', results: [{ title: 'Better Together', artist: 'Jack Johnson', url: 'https://music.apple.com/t/1' }] });
+    assert.deepEqual(body.result, {
+      provider: 'itunes',
+      results: [{ title: 'Better Together', artist: 'Jack Johnson', url: 'https://music.apple.com/t/1' }],
+    });
   });
 });

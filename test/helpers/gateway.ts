@@ -47,9 +47,13 @@ export async function startTestGateway(
   const ownsDataDir = options.dataDir === undefined;
   const config = parseConfig(json, { DATA_DIR: dataDir, ...options.env });
   const lines: string[] = [];
-  const gateway = await startGateway(config, { ...options.env }, {
-    logDestination: { write: (line: string) => void lines.push(line) },
-  });
+  const gateway = await startGateway(
+    config,
+    { ...options.env },
+    {
+      logDestination: { write: (line: string) => void lines.push(line) },
+    },
+  );
   return {
     ...gateway,
     dataDir,
@@ -86,6 +90,10 @@ export async function executeTool<Body = Record<string, unknown>>(
   tool: string,
   args: Record<string, unknown>,
 ): Promise<{ status: number; body: Body }> {
-  const response = await fetch(`${gateway.url}/v1/tools/execute`, { method: 'POST', headers: walletHeaders(), body: JSON.stringify({ tool, args }) });
+  const response = await fetch(`${gateway.url}/v1/tools/execute`, {
+    method: 'POST',
+    headers: walletHeaders(),
+    body: JSON.stringify({ tool, args }),
+  });
   return { status: response.status, body: (await response.json()) as Body };
 }

@@ -35,7 +35,9 @@ export const CONTRACTS_DIR = resolve(import.meta.dirname, '../fixtures/contracts
  *   await wallet.deployContract({ abi: TestToken.abi, bytecode: TestToken.bytecode, args: [...] })
  */
 export function compileContracts(dir = CONTRACTS_DIR): Record<string, CompiledContract> {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.sol')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.sol'))
+    .sort();
   const sources: Record<string, { content: string }> = {};
   for (const file of files) sources[file] = { content: readFileSync(join(dir, file), 'utf8') };
   const solc = createRequire(import.meta.url)('solc') as Solc;

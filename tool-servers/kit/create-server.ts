@@ -48,7 +48,10 @@ export function createServer(options: CreateServerOptions): Server {
     } catch (err) {
       const toolError = asToolError(err, extra.signal);
       const level = toolError.code === 'internal_error' ? 'error' : 'info';
-      options.logger?.[level]({ tool: tool.name, code: toolError.code, ms: Date.now() - started, err: level === 'error' ? err : undefined }, 'tool failed');
+      options.logger?.[level](
+        { tool: tool.name, code: toolError.code, ms: Date.now() - started, err: level === 'error' ? err : undefined },
+        'tool failed',
+      );
       return errorResult(toolError);
     }
   });

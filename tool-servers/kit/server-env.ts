@@ -102,6 +102,11 @@ export function envFlag() {
 export function envNameList<T extends string>(names: readonly T[]) {
   return z
     .string()
-    .transform((text) => text.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean))
+    .transform((text) =>
+      text
+        .split(',')
+        .map((name) => name.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(names as unknown as [T, ...T[]])).min(1));
 }

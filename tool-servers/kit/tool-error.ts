@@ -3,13 +3,7 @@
  * model reads inside a chat round. Codes: invalid_arguments (400), not_found (404),
  * url_not_allowed (400), upstream_unavailable (502), timeout (504), internal_error (500).
  */
-export type ToolErrorCode =
-  | 'invalid_arguments'
-  | 'not_found'
-  | 'url_not_allowed'
-  | 'upstream_unavailable'
-  | 'timeout'
-  | 'internal_error';
+export type ToolErrorCode = 'invalid_arguments' | 'not_found' | 'url_not_allowed' | 'upstream_unavailable' | 'timeout' | 'internal_error';
 
 export class ToolError extends Error {
   readonly code: ToolErrorCode;

@@ -55,7 +55,9 @@ export interface CorpusProject extends ProjectFrontMatter {
 export function loadCorpus(dir: string, logger?: Logger): CorpusProject[] {
   let files: string[];
   try {
-    files = readdirSync(dir).filter((file) => extname(file).toLowerCase() === '.md').sort();
+    files = readdirSync(dir)
+      .filter((file) => extname(file).toLowerCase() === '.md')
+      .sort();
   } catch (err) {
     logger?.error({ dir, err: (err as Error).message }, 'knowledge folder cannot be read; the corpus is empty');
     return [];

@@ -152,7 +152,9 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
   // still as specific as a question can be.
   const ownNames = ownNameTerms(projects);
   const weights = createTermWeights(
-    [...chunks.values()].map((chunk) => new Set(queryTerms([chunk.project, chunk.aliases, chunk.category, chunk.section, chunk.text].join(' ')))),
+    [...chunks.values()].map(
+      (chunk) => new Set(queryTerms([chunk.project, chunk.aliases, chunk.category, chunk.section, chunk.text].join(' '))),
+    ),
   );
   const miniSearch = new MiniSearch<Chunk>({
     fields: ['project', 'aliases', 'category', 'section', 'text'],
@@ -235,8 +237,7 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       as_of: chunk.asOf,
       matchedTerms: matched.length,
       coverage: matched.length / words.length,
-      distinctiveWeight:
-        projectChosen || typedNames.some((term) => ownNames.get(chunk.projectId)?.has(term)) ? 1 : rarestMatchWeight,
+      distinctiveWeight: projectChosen || typedNames.some((term) => ownNames.get(chunk.projectId)?.has(term)) ? 1 : rarestMatchWeight,
       rarestMatchWeight,
       namesProject: typedNames.some((term) => nameTerms.get(chunk.projectId)?.has(term)),
       scorePerTerm: result.score / words.length / maxIdf,

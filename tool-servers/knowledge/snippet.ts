@@ -18,7 +18,11 @@ export function bestSnippet(text: string, matchedTerms: ReadonlySet<string>, max
   let best = 0;
   let bestHits = -1;
   sentences.forEach((sentence, index) => {
-    const hits = new Set(tokenize(sentence).map(normalizeTerm).filter((term): term is string => term !== null && matchedTerms.has(term))).size;
+    const hits = new Set(
+      tokenize(sentence)
+        .map(normalizeTerm)
+        .filter((term): term is string => term !== null && matchedTerms.has(term)),
+    ).size;
     if (hits > bestHits) {
       best = index;
       bestHits = hits;
@@ -30,12 +34,14 @@ export function bestSnippet(text: string, matchedTerms: ReadonlySet<string>, max
 }
 
 function splitSentences(text: string): string[] {
-  return text
-    .split(/\n+/)
-    .map((line) => line.replace(/^\s*[-*]\s+/, '').trim())
-    .filter((line) => line.length > 0)
-    // A sentence ends at . ! or ? followed by a space and a capital or digit ("e.g. the" stays whole).
-    .flatMap((line) => line.split(/(?<=[.!?])\s+(?=[A-Z0-9])/));
+  return (
+    text
+      .split(/\n+/)
+      .map((line) => line.replace(/^\s*[-*]\s+/, '').trim())
+      .filter((line) => line.length > 0)
+      // A sentence ends at . ! or ? followed by a space and a capital or digit ("e.g. the" stays whole).
+      .flatMap((line) => line.split(/(?<=[.!?])\s+(?=[A-Z0-9])/))
+  );
 }
 
 function cut(text: string, maxChars: number): string {

@@ -107,9 +107,12 @@ export function buildChainRegistry(raw: unknown, env: Record<string, string | un
   return {
     list,
     resolve(chain) {
-      const wanted = String(chain ?? DEFAULT_CHAIN).trim().toLowerCase();
+      const wanted = String(chain ?? DEFAULT_CHAIN)
+        .trim()
+        .toLowerCase();
       const found = byKey.get(wanted);
-      if (!found) throw new ToolError('invalid_arguments', `Unknown chain "${String(chain)}". Supported chains: ${supported}.`, { param: 'chain' });
+      if (!found)
+        throw new ToolError('invalid_arguments', `Unknown chain "${String(chain)}". Supported chains: ${supported}.`, { param: 'chain' });
       return found;
     },
   };
@@ -123,7 +126,8 @@ function applyEnv(key: string, entry: z.output<typeof chainEntrySchema>, env: Re
     if (!z.url().safeParse(url).success) throw new Error(`${where('RPC_URL')} holds something that is not a URL`);
   }
   const multicall3 = optionalAddress(env[where('MULTICALL3')], where('MULTICALL3')) ?? entry.multicall3;
-  const universalResolver = optionalAddress(env[where('ENS_UNIVERSAL_RESOLVER')], where('ENS_UNIVERSAL_RESOLVER')) ?? entry.ens?.universal_resolver;
+  const universalResolver =
+    optionalAddress(env[where('ENS_UNIVERSAL_RESOLVER')], where('ENS_UNIVERSAL_RESOLVER')) ?? entry.ens?.universal_resolver;
   const ens = universalResolver ? { universalResolver } : undefined;
   const tokens: Record<string, Address> = {};
   for (const [symbol, address] of Object.entries(entry.tokens)) tokens[symbol.toUpperCase()] = address;
@@ -149,7 +153,10 @@ function applyEnv(key: string, entry: z.output<typeof chainEntrySchema>, env: Re
 }
 
 function splitList(value: string | undefined): string[] | undefined {
-  const items = value?.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = value
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return items && items.length > 0 ? items : undefined;
 }
 

@@ -14,7 +14,8 @@ import type { OnchainContext } from './onchain-context.js';
 export function ensChainFor(context: OnchainContext, chain: ChainConfig): ChainConfig {
   if (chain.ens) return chain;
   const fallbackChain = context.chains.resolve('ethereum');
-  if (!fallbackChain.ens) throw new ToolError('invalid_arguments', `ENS is not configured for ${chain.name} or Ethereum.`, { param: 'chain' });
+  if (!fallbackChain.ens)
+    throw new ToolError('invalid_arguments', `ENS is not configured for ${chain.name} or Ethereum.`, { param: 'chain' });
   return fallbackChain;
 }
 
@@ -29,7 +30,9 @@ export function normalizeEnsName(name: string, param: string): string {
   try {
     normalized = normalize(name.trim());
   } catch (err) {
-    throw new ToolError('invalid_arguments', `${param}: "${name}" is not a valid ENS name (${(err as Error).message.split('\n')[0]}).`, { param });
+    throw new ToolError('invalid_arguments', `${param}: "${name}" is not a valid ENS name (${(err as Error).message.split('\n')[0]}).`, {
+      param,
+    });
   }
   if (!normalized.includes('.') || normalized.split('.').some((label) => label.length === 0)) {
     throw new ToolError('invalid_arguments', `${param}: "${name}" is not a valid ENS name.`, { param });

@@ -78,7 +78,11 @@ export function createOnchainContext(options: OnchainContextOptions): OnchainCon
       const deadline = callDeadline.getStore() ?? Date.now() + deadlineMs;
       const expired = () => new ToolError('upstream_unavailable', `RPC unavailable for ${chain.name}: no answer within ${deadlineMs} ms.`);
       try {
-        return await beforeDeadline(cache.get(`${chain.id}:${key}`, ttlMs, () => load(context.client(chain))), deadline, expired);
+        return await beforeDeadline(
+          cache.get(`${chain.id}:${key}`, ttlMs, () => load(context.client(chain))),
+          deadline,
+          expired,
+        );
       } catch (err) {
         throw toToolError(err, chain);
       }

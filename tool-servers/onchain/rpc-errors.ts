@@ -47,6 +47,9 @@ export function describeRpcFailure(err: unknown): string {
 }
 
 function shorten(text: string | undefined): string {
-  const line = (text ?? '').split('\n')[0].trim().replace(/[.\s]+$/, '');
+  const line = (text ?? '')
+    .split('\n')[0]
+    .trim()
+    .replace(/[.\s]+$/, '');
   return line.length > NODE_MESSAGE_MAX_CHARS ? `${line.slice(0, NODE_MESSAGE_MAX_CHARS - 1)}…` : line;
 }

@@ -61,6 +61,10 @@ function createPriceSource(name: PriceProviderName, settings: UtilitySettings): 
     case 'binance':
       return createBinanceSource({ baseUrl: settings.binanceBaseUrl, timeoutMs });
     case 'coincap':
-      return createCoinCapSource({ baseUrl: settings.coincapBaseUrl, apiKey: settings.coincapApiKey, timeoutMs: settings.coincapTimeoutMs });
+      return createCoinCapSource({
+        baseUrl: settings.coincapBaseUrl,
+        apiKey: settings.coincapApiKey,
+        timeoutMs: settings.coincapTimeoutMs,
+      });
   }
 }

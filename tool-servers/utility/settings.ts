@@ -58,10 +58,16 @@ const envSchema = z.object({
   PRICE_PROVIDERS: z
     .string()
     .transform((value, ctx) => {
-      const names = value.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+      const names = value
+        .split(',')
+        .map((name) => name.trim().toLowerCase())
+        .filter(Boolean);
       const unknown = names.filter((name) => !(PRICE_PROVIDER_NAMES as readonly string[]).includes(name));
       if (unknown.length > 0 || names.length === 0) {
-        ctx.addIssue({ code: 'custom', message: `PRICE_PROVIDERS: unknown provider "${unknown[0] ?? value}" (known: ${PRICE_PROVIDER_NAMES.join(', ')})` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `PRICE_PROVIDERS: unknown provider "${unknown[0] ?? value}" (known: ${PRICE_PROVIDER_NAMES.join(', ')})`,
+        });
         return z.NEVER;
       }
       return [...new Set(names)] as PriceProviderName[];

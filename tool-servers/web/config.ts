@@ -15,9 +15,23 @@ export type TweetProviderName = (typeof TWEET_PROVIDERS)[number];
 export type MusicProviderName = (typeof MUSIC_PROVIDERS)[number];
 
 export interface WebConfig {
-  search: { order: SearchProviderName[]; braveBaseUrl: string; braveApiKey?: string; tavilyBaseUrl: string; tavilyApiKey?: string; searxngBaseUrl?: string; duckduckgoBaseUrl: string };
+  search: {
+    order: SearchProviderName[];
+    braveBaseUrl: string;
+    braveApiKey?: string;
+    tavilyBaseUrl: string;
+    tavilyApiKey?: string;
+    searxngBaseUrl?: string;
+    duckduckgoBaseUrl: string;
+  };
   tweets: { order: TweetProviderName[]; fxtwitterBaseUrl: string; syndicationBaseUrl: string; xApiBaseUrl: string; xBearerToken?: string };
-  music: { order: MusicProviderName[]; itunesBaseUrl: string; deezerBaseUrl: string; musicbrainzBaseUrl: string; musicbrainzUserAgent: string };
+  music: {
+    order: MusicProviderName[];
+    itunesBaseUrl: string;
+    deezerBaseUrl: string;
+    musicbrainzBaseUrl: string;
+    musicbrainzUserAgent: string;
+  };
   extract: { allow: string[]; maxBytes: number; timeoutMs: number };
   /** Timeout of one provider request. */
   providerTimeoutMs: number;
@@ -52,7 +66,12 @@ const envSchema = z.object({
   MUSICBRAINZ_USER_AGENT: z.string().default('Switchyard/0.1.0 ( https://github.com/switchyard-gateway/switchyard )'),
   WEB_EXTRACT_ALLOW: z
     .string()
-    .transform((text) => text.split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean))
+    .transform((text) =>
+      text
+        .split(',')
+        .map((entry) => entry.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/, 'entries must be host:port')))
     .default([]),
   WEB_EXTRACT_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),

@@ -13,7 +13,8 @@ export function htmlToPlainText(fragment: string): string {
     .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+\d*);/gi, (whole, name: string) => {
       const lower = name.toLowerCase();
       if (lower in ENTITIES) return ENTITIES[lower];
-      if (lower.startsWith('#')) return fromCodePoint(lower.startsWith('#x') ? Number.parseInt(lower.slice(2), 16) : Number.parseInt(lower.slice(1), 10), whole);
+      if (lower.startsWith('#'))
+        return fromCodePoint(lower.startsWith('#x') ? Number.parseInt(lower.slice(2), 16) : Number.parseInt(lower.slice(1), 10), whole);
       return whole;
     })
     .replace(/\s+/g, ' ')

@@ -65,10 +65,19 @@ export function createWebServer(options: WebServerOptions): Server {
     version: '0.1.0',
     logger: options.logger,
     tools: [
-      webSearchTool(config.search.order.map((name) => searchProviders[name]()), chain),
+      webSearchTool(
+        config.search.order.map((name) => searchProviders[name]()),
+        chain,
+      ),
       webExtractTool({ ...config.extract, lookup: options.lookup, connect: options.connect }),
-      readTweetTool(config.tweets.order.map((name) => tweetProviders[name]()), chain),
-      findMusicTool(config.music.order.map((name) => musicProviders[name]()), chain),
+      readTweetTool(
+        config.tweets.order.map((name) => tweetProviders[name]()),
+        chain,
+      ),
+      findMusicTool(
+        config.music.order.map((name) => musicProviders[name]()),
+        chain,
+      ),
     ],
   });
 }

@@ -54,8 +54,10 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async remove(address: string, id: string): Promise<string | undefined> {
-    const rows = await guarded(() => this.sql<Array<{ hash: string }>>`
-      delete from api_keys where address = ${address} and id = ${id} returning hash`);
+    const rows = await guarded(
+      () => this.sql<Array<{ hash: string }>>`
+      delete from api_keys where address = ${address} and id = ${id} returning hash`,
+    );
     return rows[0]?.hash;
   }
 

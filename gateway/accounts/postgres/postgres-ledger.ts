@@ -71,8 +71,10 @@ export class PostgresLedger implements Ledger {
   /** Release every expired hold (one wallet at a time) and forget outcomes past retention. */
   async sweepAll(): Promise<void> {
     const now = this.now();
-    const wallets = await guarded(() => this.sql<Array<{ wallet: string }>>`
-      select distinct wallet from reservations where expires_at <= ${now}`);
+    const wallets = await guarded(
+      () => this.sql<Array<{ wallet: string }>>`
+      select distinct wallet from reservations where expires_at <= ${now}`,
+    );
     for (const { wallet } of wallets) await guarded(() => this.sql`select ledger_balance(${wallet}, ${now}::bigint)`);
     const forgetBefore = now - this.options.reservationTtlMs - CLOSED_RETENTION_MS;
     await guarded(() => this.sql`delete from closed_reservations where closed_at < ${forgetBefore}`);
@@ -80,8 +82,10 @@ export class PostgresLedger implements Ledger {
 
   async balance(wallet: string): Promise<Balance> {
     const address = wallet.toLowerCase();
-    const [row] = await guarded(() => this.sql<Array<Omit<Balance, 'address'>>>`
-      select * from ledger_balance(${address}, ${this.now()}::bigint)`);
+    const [row] = await guarded(
+      () => this.sql<Array<Omit<Balance, 'address'>>>`
+      select * from ledger_balance(${address}, ${this.now()}::bigint)`,
+    );
     return { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent };
   }
 
@@ -90,8 +94,10 @@ export class PostgresLedger implements Ledger {
     const address = wallet.toLowerCase();
     let rows;
     try {
-      rows = await guarded(() => this.sql<Array<Omit<Balance, 'address'> & { status: string }>>`
-        select * from ledger_grant(${address}, ${amount}::bigint, ${idempotencyKey ?? null}::text, ${this.now()}::bigint)`);
+      rows = await guarded(
+        () => this.sql<Array<Omit<Balance, 'address'> & { status: string }>>`
+        select * from ledger_grant(${address}, ${amount}::bigint, ${idempotencyKey ?? null}::text, ${this.now()}::bigint)`,
+      );
     } catch (err) {
       const sqlError = err as { code?: string; detail?: string };
       if (sqlError.code === 'SY001') throw new LedgerTotalTooLarge(Number(sqlError.detail), amount);
@@ -108,8 +114,10 @@ export class PostgresLedger implements Ledger {
     const id = `res_${randomBytes(12).toString('base64url')}`;
     const now = this.now();
     const expiresAt = now + this.options.reservationTtlMs;
-    const [row] = await guarded(() => this.sql<Array<{ ok: boolean; credits: number }>>`
-      select * from ledger_reserve(${address}, ${id}, ${amount}::bigint, ${now}::bigint, ${expiresAt}::bigint)`);
+    const [row] = await guarded(
+      () => this.sql<Array<{ ok: boolean; credits: number }>>`
+      select * from ledger_reserve(${address}, ${id}, ${amount}::bigint, ${now}::bigint, ${expiresAt}::bigint)`,
+    );
     if (!row.ok) throw new InsufficientCredits(row.credits, amount);
     return { id, wallet: address, amount };
   }
@@ -119,8 +127,10 @@ export class PostgresLedger implements Ledger {
     const { id, wallet } = reservation;
     const now = this.now();
     const expiresAt = now + this.options.reservationTtlMs;
-    const [row] = await guarded(() => this.sql<Array<{ status: string; held: number; credits: number }>>`
-      select * from ledger_extend(${wallet}, ${id}, ${amount}::bigint, ${now}::bigint, ${expiresAt}::bigint)`);
+    const [row] = await guarded(
+      () => this.sql<Array<{ status: string; held: number; credits: number }>>`
+      select * from ledger_extend(${wallet}, ${id}, ${amount}::bigint, ${now}::bigint, ${expiresAt}::bigint)`,
+    );
     if (row.status === 'closed') throw new ReservationClosed(id);
     if (row.status === 'insufficient') throw new InsufficientCredits(row.credits, amount);
     return { ...reservation, amount: row.held };

@@ -35,7 +35,10 @@ test('DATA_DIR holds only the SHA-256 of a key, never the key', async () => {
   // Use them, so last_used_at writes happen too.
   for (const key of keys) assert.equal((await call(`${gw.url}/credits/balance`, { headers: authHeaders(key, alice) })).status, 200);
   const files = filesUnder(gw.dataDir);
-  assert.ok(files.some((f) => f.endsWith('.sqlite')), `store files: ${files.join(', ')}`);
+  assert.ok(
+    files.some((f) => f.endsWith('.sqlite')),
+    `store files: ${files.join(', ')}`,
+  );
   const bytes = Buffer.concat(files.map((f) => readFileSync(f)));
   for (const key of keys) {
     assert.equal(bytes.indexOf(key), -1, 'the plaintext key is in DATA_DIR');
@@ -47,7 +50,7 @@ test('DATA_DIR holds only the SHA-256 of a key, never the key', async () => {
   assert.ok(!gw.rawLogs().includes(keys[0]));
 });
 
-test('GET /auth/api-keys lists the wallet\'s keys without any secret', async () => {
+test("GET /auth/api-keys lists the wallet's keys without any secret", async () => {
   const key = await mintVerifiedKey(gw, BOB, 'bob-only');
   const answer = await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(key, BOB.address) });
   assert.equal(answer.status, 200);
@@ -166,7 +169,7 @@ test('keys are served from memory after the first use; unknown keys are never ca
   }
 });
 
-test('DELETE /auth/api-keys/:id revokes at once; unknown ids and other wallets\' ids are 404', async () => {
+test("DELETE /auth/api-keys/:id revokes at once; unknown ids and other wallets' ids are 404", async () => {
   const keep = await mintVerifiedKey(gw, ALICE, 'keep');
   const drop = await mintVerifiedKey(gw, ALICE, 'drop');
   const bobKey = await mintVerifiedKey(gw, BOB, 'bob');
@@ -186,11 +189,15 @@ test('DELETE /auth/api-keys/:id revokes at once; unknown ids and other wallets\'
   assert.deepEqual(errorOf(after), { status: 401, code: 'invalid_api_key', type: 'authentication_error' });
   const again = await call(`${gw.url}/auth/api-keys/${dropId}`, { method: 'DELETE', headers: authHeaders(keep, alice) });
   assert.equal(again.status, 404);
-  const names = (await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.data.map((k: { name: string }) => k.name);
+  const names = (await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.data.map(
+    (k: { name: string }) => k.name,
+  );
   assert.ok(names.includes('keep') && !names.includes('drop'));
 
   // A key may revoke itself; it is refused right after.
-  const keepId = (await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.data.find((k: { name: string }) => k.name === 'keep').id;
+  const keepId = (await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.data.find(
+    (k: { name: string }) => k.name === 'keep',
+  ).id;
   assert.equal((await call(`${gw.url}/auth/api-keys/${keepId}`, { method: 'DELETE', headers: authHeaders(keep, alice) })).status, 200);
   assert.equal((await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(keep, alice) })).body.error.code, 'invalid_api_key');
 });
@@ -214,7 +221,10 @@ test(`a wallet holds at most ${MAX_KEYS_PER_WALLET} active keys: the next is 409
     );
     const listed = await call(`${free.url}/auth/api-keys`, { headers: authHeaders(keys[0], wallet) });
     assert.equal(listed.body.data.length, MAX_KEYS_PER_WALLET);
-    const revoke = await call(`${free.url}/auth/api-keys/${listed.body.data[1].id}`, { method: 'DELETE', headers: authHeaders(keys[0], wallet) });
+    const revoke = await call(`${free.url}/auth/api-keys/${listed.body.data[1].id}`, {
+      method: 'DELETE',
+      headers: authHeaders(keys[0], wallet),
+    });
     assert.equal(revoke.status, 200);
     assert.equal((await mint()).status, 200);
   } finally {

@@ -47,7 +47,11 @@ describe('free mode off', () => {
   });
 
   test('GET /auth/nonce needs the wallet header only', async () => {
-    assert.deepEqual(errorOf(await call(`${gw.url}/auth/nonce`)), { status: 400, code: 'invalid_wallet_address', type: 'invalid_request_error' });
+    assert.deepEqual(errorOf(await call(`${gw.url}/auth/nonce`)), {
+      status: 400,
+      code: 'invalid_wallet_address',
+      type: 'invalid_request_error',
+    });
     const answer = await call(`${gw.url}/auth/nonce`, { headers: walletHeaders(alice) });
     assert.equal(answer.status, 200);
     assert.deepEqual(Object.keys(answer.body).sort(), ['domain', 'expires_at', 'nonce', 'uri']);
@@ -80,7 +84,10 @@ describe('free mode off', () => {
       code: 'missing_api_key',
       type: 'authentication_error',
     });
-    assert.equal((await call(`${gw.url}/auth/api-keys/key_x`, { method: 'DELETE', headers: walletHeaders(alice) })).body.error.code, 'missing_api_key');
+    assert.equal(
+      (await call(`${gw.url}/auth/api-keys/key_x`, { method: 'DELETE', headers: walletHeaders(alice) })).body.error.code,
+      'missing_api_key',
+    );
     assert.equal((await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(bobKey, alice) })).body.error.code, 'wallet_mismatch');
     const list = await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(aliceKey, alice) });
     assert.equal(list.status, 200);
@@ -147,7 +154,9 @@ describe('free mode on, then off on the same DATA_DIR', () => {
   test('other routes take the wallet header alone; a key, if sent, is still checked', async () => {
     assert.equal((await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice) })).status, 200);
     assert.equal((await call(`${gw.url}/v1/models`, { headers: walletHeaders(alice) })).status, 200);
-    const bad = await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, { authorization: `Bearer sy_${'B'.repeat(43)}` }) });
+    const bad = await call(`${gw.url}/credits/balance`, {
+      headers: walletHeaders(alice, { authorization: `Bearer sy_${'B'.repeat(43)}` }),
+    });
     assert.deepEqual(errorOf(bad), { status: 401, code: 'invalid_api_key', type: 'authentication_error' });
     const other = await call(`${gw.url}/credits/balance`, { headers: authHeaders(unverifiedKey, bob) });
     assert.deepEqual(errorOf(other), { status: 403, code: 'wallet_mismatch', type: 'permission_error' });
@@ -165,7 +174,11 @@ describe('free mode on, then off on the same DATA_DIR', () => {
   });
 
   test('/admin/* is disabled without ADMIN_TOKEN; /metrics is open', async () => {
-    const answer = await call(`${gw.url}/admin/credits/grant`, { method: 'POST', headers: walletHeaders(alice), body: { address: alice, amount: 1 } });
+    const answer = await call(`${gw.url}/admin/credits/grant`, {
+      method: 'POST',
+      headers: walletHeaders(alice),
+      body: { address: alice, amount: 1 },
+    });
     assert.deepEqual(errorOf(answer), { status: 404, code: 'not_found', type: 'not_found_error' });
     assert.equal((await fetch(`${gw.url}/metrics`)).status, 200);
   });

@@ -199,10 +199,26 @@ test('a DATA_DIR written by the Keyv-era ledger opens with its balances, grants 
           },
         },
       ],
-      [`idempotency:idem1`, { value: { wallet, amount: 10, result: { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 } }, expires: 1798051843584 }],
+      [
+        `idempotency:idem1`,
+        {
+          value: { wallet, amount: 10, result: { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 } },
+          expires: 1798051843584,
+        },
+      ],
       [
         `keys:${hashKey(key)}`,
-        { value: { id: 'key_old', name: 'old', address: wallet, created_at: 1795459843, last_used_at: null, verified: true, prefix: 'sy_KKKK' } },
+        {
+          value: {
+            id: 'key_old',
+            name: 'old',
+            address: wallet,
+            created_at: 1795459843,
+            last_used_at: null,
+            verified: true,
+            prefix: 'sy_KKKK',
+          },
+        },
       ],
       [`keys:wallet:${wallet}`, { value: [{ id: 'key_old', hash: hashKey(key) }] }],
     ];
@@ -217,14 +233,23 @@ test('a DATA_DIR written by the Keyv-era ledger opens with its balances, grants 
     try {
       // The crashed process's hold is back with its wallet.
       assert.deepEqual(await accounts.ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
-      assert.deepEqual(await accounts.ledger.grant(wallet, 10, 'idem1'), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
+      assert.deepEqual(await accounts.ledger.grant(wallet, 10, 'idem1'), {
+        address: wallet,
+        credits: 10,
+        total_deposited: 10,
+        total_spent: 0,
+      });
       assert.equal((await accounts.ledger.balance(wallet)).credits, 10, 'the old grant was not applied twice');
       assert.equal((await accounts.apiKeys.find(key))?.id, 'key_old');
     } finally {
       await accounts.close();
     }
     // Migrated once: opening again changes nothing.
-    const again = await openAccounts({ dataDir, publicUrl: 'http://127.0.0.1:8080', settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 } });
+    const again = await openAccounts({
+      dataDir,
+      publicUrl: 'http://127.0.0.1:8080',
+      settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 },
+    });
     try {
       assert.deepEqual(await again.ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
     } finally {

@@ -49,7 +49,11 @@ test('kill -9 under paid load loses no charge a client saw, and the totals add u
       freeMode: false,
       adminToken: ADMIN_TOKEN,
       server: { publicUrl: PUBLIC_URL },
-      limits: { perIp: { points: 1_000_000, durationSec: 60 }, perWallet: { points: 1_000_000, durationSec: 60 }, chatConcurrencyPerWallet: 64 },
+      limits: {
+        perIp: { points: 1_000_000, durationSec: 60 },
+        perWallet: { points: 1_000_000, durationSec: 60 },
+        chatConcurrencyPerWallet: 64,
+      },
       models: [{ id: 'svc-32b-conductor', alias: 'conductor', upstream: { baseUrl: upstreamUrl, model: 'zero' } }],
       mcpServers: {},
     }),

@@ -75,7 +75,11 @@ describe('ledger behind a running gateway', () => {
     const bigger = await gw.ledger.extend(hold, 3);
     assert.equal(bigger.amount, 8);
     assert.equal((await gw.ledger.balance(bob)).credits, 12);
-    await assert.rejects(gw.ledger.extend(bigger, 13), { status: 402, code: 'insufficient_credits', message: 'Insufficient credits: balance is 12, this request needs at least 13.' });
+    await assert.rejects(gw.ledger.extend(bigger, 13), {
+      status: 402,
+      code: 'insufficient_credits',
+      message: 'Insufficient credits: balance is 12, this request needs at least 13.',
+    });
     assert.deepEqual(await gw.ledger.settle(bigger, 100), { charged: 8, remaining: 12 });
     assert.deepEqual(await gw.ledger.settle(bigger, 100), { charged: 8, remaining: 12 });
     await gw.ledger.release(bigger); // after settle: nothing to give back
@@ -119,10 +123,17 @@ describe('ledger behind a running gateway', () => {
 
   test('admin grant input errors', async () => {
     const missingKey = await grant(gw, alice, 5);
-    assert.deepEqual([missingKey.status, missingKey.body.error.code, missingKey.body.error.param], [400, 'missing_idempotency_key', 'Idempotency-Key']);
+    assert.deepEqual(
+      [missingKey.status, missingKey.body.error.code, missingKey.body.error.param],
+      [400, 'missing_idempotency_key', 'Idempotency-Key'],
+    );
     for (const amount of [0, -1, 1.5, '5', 1e13]) {
       const answer = await grant(gw, alice, amount, `bad-${amount}`);
-      assert.deepEqual([answer.status, answer.body.error.code, answer.body.error.param], [400, 'invalid_request', 'amount'], String(amount));
+      assert.deepEqual(
+        [answer.status, answer.body.error.code, answer.body.error.param],
+        [400, 'invalid_request', 'amount'],
+        String(amount),
+      );
     }
     const asText = await fetch(`${gw.url}/admin/credits/grant`, {
       method: 'POST',
@@ -131,7 +142,10 @@ describe('ledger behind a running gateway', () => {
     });
     assert.deepEqual([asText.status, (await asText.json()).error.code], [415, 'unsupported_media_type']);
     const badAddress = await grant(gw, '0x1234', 5, 'bad-address');
-    assert.deepEqual([badAddress.status, badAddress.body.error.code, badAddress.body.error.param], [400, 'invalid_wallet_address', 'address']);
+    assert.deepEqual(
+      [badAddress.status, badAddress.body.error.code, badAddress.body.error.param],
+      [400, 'invalid_wallet_address', 'address'],
+    );
     assert.equal((await gw.ledger.balance(alice)).total_deposited, 0);
   });
 
@@ -240,11 +254,14 @@ describe('charging helper', () => {
       /tool failed/,
     );
     assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
-    await assert.rejects(withCharge(charger, wallet, 8, async () => ({ result: 1, cost: 1 })), {
-      status: 402,
-      code: 'insufficient_credits',
-      message: 'Insufficient credits: balance is 7, this request needs at least 8.',
-    });
+    await assert.rejects(
+      withCharge(charger, wallet, 8, async () => ({ result: 1, cost: 1 })),
+      {
+        status: 402,
+        code: 'insufficient_credits',
+        message: 'Insufficient credits: balance is 7, this request needs at least 8.',
+      },
+    );
   });
 
   test('a charge: cover grows the hold, settles once, and a release after settling changes nothing', async () => {

@@ -84,7 +84,10 @@ describe('the DATA_DIR lock', () => {
       child.stderr.on('data', (chunk) => (stderr += chunk));
       const code = await new Promise<number | null>((done) => child.on('exit', done));
       assert.equal(code, 1);
-      assert.match(stderr, new RegExp(`switchyard: failed to start: DATA_DIR .* is in use by another Switchyard process \\(pid ${process.pid}\\)`));
+      assert.match(
+        stderr,
+        new RegExp(`switchyard: failed to start: DATA_DIR .* is in use by another Switchyard process \\(pid ${process.pid}\\)`),
+      );
     } finally {
       lock.release();
     }
@@ -109,7 +112,7 @@ describe('the DATA_DIR lock', () => {
     assert.equal(existsSync(join(dataDir, LOCK_FILE)), false);
   });
 
-  test('a lock naming this very pid but another start time (a restarted container\'s pid 1) is taken over', () => {
+  test("a lock naming this very pid but another start time (a restarted container's pid 1) is taken over", () => {
     const dataDir = tempDir();
     const ours = processStartTime(process.pid);
     assert.ok(ours, 'this test needs /proc');
@@ -146,14 +149,22 @@ describe('the DATA_DIR lock', () => {
     const lockModule = resolve('gateway/accounts/data-dir-lock.ts');
     const holder = spawn(
       process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e',
-        `const { acquireDataDirLock } = await import(${JSON.stringify(lockModule)}); acquireDataDirLock(${JSON.stringify(dataDir)}); console.log('held'); setTimeout(() => {}, 60_000);`],
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `const { acquireDataDirLock } = await import(${JSON.stringify(lockModule)}); acquireDataDirLock(${JSON.stringify(dataDir)}); console.log('held'); setTimeout(() => {}, 60_000);`,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     try {
       await new Promise<void>((done) => holder.stdout.once('data', () => done()));
       assert.equal(lockHolder(dataDir), holder.pid);
-      assert.throws(() => acquireDataDirLock(dataDir), (err: unknown) => err instanceof DataDirLocked && err.pid === holder.pid);
+      assert.throws(
+        () => acquireDataDirLock(dataDir),
+        (err: unknown) => err instanceof DataDirLocked && err.pid === holder.pid,
+      );
       assert.equal(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')).pid, holder.pid);
     } finally {
       holder.kill();

@@ -52,7 +52,7 @@ test('expired nonces are dropped as new ones are issued, and the total is capped
   assert.equal(nonces.consume(oldest, B), true, 'B was second-oldest: still there');
 });
 
-test('over HTTP: nonces never reach DATA_DIR, and a wallet\'s newest nonces evict its oldest', async () => {
+test("over HTTP: nonces never reach DATA_DIR, and a wallet's newest nonces evict its oldest", async () => {
   const gw = await startAccountsGateway();
   try {
     const evicted = await signedProof(gw, ALICE);

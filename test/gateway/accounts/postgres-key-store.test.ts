@@ -52,7 +52,10 @@ describe('PostgreSQL key store', { skip: services.skip }, () => {
     for (const key of keys) await store.insert(key.hash, key.record);
     assert.deepEqual(await store.get(keys[1].hash), keys[1].record);
     assert.equal(await store.get('0'.repeat(64)), undefined);
-    assert.deepEqual((await store.list(owner)).map((e) => e.record.name), ['first', 'second', 'third']);
+    assert.deepEqual(
+      (await store.list(owner)).map((e) => e.record.name),
+      ['first', 'second', 'third'],
+    );
     assert.deepEqual(await store.list(wallet()), []);
     await store.touch(keys[0].hash, 1_800_000_100);
     assert.equal((await store.get(keys[0].hash))?.last_used_at, 1_800_000_100);

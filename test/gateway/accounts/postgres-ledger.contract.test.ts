@@ -42,7 +42,10 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
       const applied = await Promise.all(pools.map((pool) => migrate(pool.sql)));
       assert.deepEqual(applied.flat().sort(), MIGRATIONS.map((m) => m.version).sort());
       const rows = await pools[0].sql`select version from schema_migrations order by version`;
-      assert.deepEqual(rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
+      assert.deepEqual(
+        rows.map((r) => r.version),
+        MIGRATIONS.map((m) => m.version),
+      );
       assert.deepEqual(await migrate(pools[0].sql), [], 'a later start applies nothing');
     } finally {
       await Promise.all(pools.map((pool) => pool.close()));

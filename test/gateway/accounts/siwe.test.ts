@@ -34,14 +34,24 @@ describe('SIWE with free mode off', () => {
     assert.match(answer.body.key, /^sy_[A-Za-z0-9_-]{43}$/);
     assert.deepEqual(
       { name: answer.body.name, address: answer.body.address, verified: answer.body.verified, message: answer.body.message },
-      { name: 'laptop', address: alice, verified: true, message: 'Store this key now: it is shown only once and cannot be retrieved later.' },
+      {
+        name: 'laptop',
+        address: alice,
+        verified: true,
+        message: 'Store this key now: it is shown only once and cannot be retrieved later.',
+      },
     );
     const balance = await call(`${gw.url}/credits/balance`, { headers: authHeaders(answer.body.key, alice) });
     assert.deepEqual(balance.body, { address: alice, credits: 0, total_deposited: 0, total_spent: 0 });
   });
 
   const cases: Array<[string, (gw: TestGateway) => Promise<Answer>, string, string]> = [
-    ['not a SIWE message', async (g) => mint(g, { message: 'hello', signature: '0x00' }), 'siwe_invalid_message', 'message is not a valid EIP-4361 (SIWE) message.'],
+    [
+      'not a SIWE message',
+      async (g) => mint(g, { message: 'hello', signature: '0x00' }),
+      'siwe_invalid_message',
+      'message is not a valid EIP-4361 (SIWE) message.',
+    ],
     [
       'another domain',
       async (g) => {
@@ -161,7 +171,7 @@ describe('SIWE with free mode off', () => {
       'The SIWE nonce is unknown, expired or already used; get a new one from GET /auth/nonce.',
     ],
     [
-      "a nonce issued to another wallet",
+      'a nonce issued to another wallet',
       async (g) => {
         const bobs = await signedProof(g, BOB);
         const p = await signedProof(g, ALICE);
@@ -204,12 +214,10 @@ describe('SIWE with free mode off', () => {
     );
     const created = answers.filter((a) => a.status === 200);
     assert.equal(created.length, 1);
-    for (const a of answers.filter((x) => x.status !== 200)) assert.deepEqual(refusal(a), [401, 'siwe_nonce_invalid', 'authentication_error']);
+    for (const a of answers.filter((x) => x.status !== 200))
+      assert.deepEqual(refusal(a), [401, 'siwe_nonce_invalid', 'authentication_error']);
     const list = await call(`${gw.url}/auth/api-keys`, { headers: authHeaders(created[0].body.key, BOB.address) });
-    assert.deepEqual(
-      list.body.data.filter((k: { name: string }) => k.name === 'race').length,
-      1,
-    );
+    assert.deepEqual(list.body.data.filter((k: { name: string }) => k.name === 'race').length, 1);
   });
 });
 
@@ -282,7 +290,11 @@ describe('smart-account signatures with SIWE_RPC_URL', () => {
   test('the chain says invalid → 401 siwe_invalid_signature', async () => {
     verdict = 'invalid';
     const p = await signedProof(gw, ALICE);
-    assert.deepEqual(refusal(await mint(gw, { message: p.message, signature: contractSignature })), [401, 'siwe_invalid_signature', 'authentication_error']);
+    assert.deepEqual(refusal(await mint(gw, { message: p.message, signature: contractSignature })), [
+      401,
+      'siwe_invalid_signature',
+      'authentication_error',
+    ]);
   });
 
   test('the chain is down → 502 siwe_rpc_unavailable, no retries, nonce kept', async () => {

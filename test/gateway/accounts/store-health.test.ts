@@ -34,7 +34,10 @@ test('a store that fails makes /health 503 with status degraded and store: down'
 });
 
 test('a read that does not answer in time counts as down', async () => {
-  const health = storeHealth(fakeKeys(() => new Promise(() => {})), { timeoutMs: 20 });
+  const health = storeHealth(
+    fakeKeys(() => new Promise(() => {})),
+    { timeoutMs: 20 },
+  );
   assert.deepEqual(await health.health(), { fields: { store: 'down' }, cannotServe: true });
 });
 

@@ -77,7 +77,11 @@ test('a wallet holding 3 credits running a script that would cost more ends at 0
   // Each call uses 1 credit's worth of tokens; with max_tokens 100 the hold before call k is the
   // k - 1 credits used so far plus 1 for the call: the fourth call would need a fourth credit.
   for (let i = 1; i <= 4; i++) {
-    upstream.script({ text: `Step ${i}.`, toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }], usage: { prompt_tokens: 1000, completion_tokens: 0 } });
+    upstream.script({
+      text: `Step ${i}.`,
+      toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }],
+      usage: { prompt_tokens: 1000, completion_tokens: 0 },
+    });
   }
   const res = await postChat(gateway, { ...ask, max_tokens: 100 }, authHeaders(key, wallet));
   assert.equal(res.status, 200);
@@ -92,7 +96,11 @@ test('a wallet holding 3 credits running a script that would cost more ends at 0
 test('a call that used more than the wallet can cover stops the chat there, charged at most what was held', async () => {
   const { wallet, key } = await fundedWallet(3);
   for (let i = 1; i <= 4; i++) {
-    upstream.script({ text: `Step ${i}.`, toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }], usage: { prompt_tokens: 3000, completion_tokens: 1000 } });
+    upstream.script({
+      text: `Step ${i}.`,
+      toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }],
+      usage: { prompt_tokens: 3000, completion_tokens: 1000 },
+    });
   }
   const res = await postChat(gateway, { ...ask, max_tokens: 100 }, authHeaders(key, wallet));
   assert.equal(res.status, 200);
@@ -126,7 +134,11 @@ test('50 concurrent chats from one wallet never overspend it', async () => {
   const results = await Promise.all(Array.from({ length: 50 }, () => postChat(gateway, body, authHeaders(key, wallet))));
   const ok = results.filter((r) => r.status === 200);
   const refused = results.filter((r) => r.status === 402);
-  assert.equal(ok.length + refused.length, 50, JSON.stringify(results.filter((r) => r.status !== 200 && r.status !== 402).map((r) => r.body)));
+  assert.equal(
+    ok.length + refused.length,
+    50,
+    JSON.stringify(results.filter((r) => r.status !== 200 && r.status !== 402).map((r) => r.body)),
+  );
   // Every chat costs exactly its 1 reserved credit, so exactly 30 can run, whatever the timing.
   assert.equal(ok.length, 30);
   for (const r of refused) assert.equal(r.body.error.code, 'insufficient_credits');

@@ -64,7 +64,10 @@ test('a 3-round plan: tools run, results feed back, the answer joins every round
   assert.ok(first.tools!.some((t) => t.function.name === 'quick_sleep'));
 
   const last = upstream.requests[3].body.messages;
-  assert.deepEqual(last.slice(2).map((m) => m.role), ['assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool']);
+  assert.deepEqual(
+    last.slice(2).map((m) => m.role),
+    ['assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool'],
+  );
   assert.equal(last[2].content, 'Let me look.');
   assert.deepEqual(last[2].tool_calls, [{ id: 'call_0', type: 'function', function: { name: 'echo', arguments: '{"text":"alpha"}' } }]);
   assert.deepEqual(last[3], { role: 'tool', tool_call_id: 'call_0', content: '{"text":"alpha"}' });
@@ -107,7 +110,10 @@ test('after 8 tool rounds one last call goes out with tool_choice "none" and its
   assert.equal(completion.choices[0].message.content, 'Final.');
   assert.equal(completion.choices[0].finish_reason, 'stop');
   const trace = traceOf(completion);
-  assert.deepEqual(trace.map((t) => t.round), [1, 2, 3, 4, 5, 6, 7, 8]);
+  assert.deepEqual(
+    trace.map((t) => t.round),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+  );
   assert.equal(upstream.requests.length, 9);
   assert.deepEqual(
     upstream.requests.map((r) => r.body.tool_choice),
@@ -207,7 +213,13 @@ test('requests the gateway refuses: client tools, n > 1, bad temperature, empty 
       'Client-side tools are not supported: the gateway runs its own tools. Remove "tools" from the request.',
     ],
     [{ messages: [{ role: 'user', content: 'hi' }], functions: [{ name: 'mine' }] }, 400, 'unsupported_parameter', 'functions'],
-    [{ messages: [{ role: 'user', content: 'hi' }], n: 2 }, 400, 'unsupported_parameter', 'n', 'n must be 1: the gateway returns one choice.'],
+    [
+      { messages: [{ role: 'user', content: 'hi' }], n: 2 },
+      400,
+      'unsupported_parameter',
+      'n',
+      'n must be 1: the gateway returns one choice.',
+    ],
     [{ messages: [{ role: 'user', content: 'hi' }], temperature: 2.5 }, 400, 'invalid_request', 'temperature'],
     [{ messages: [] }, 400, 'invalid_request', 'messages', 'Invalid request: messages: messages must hold at least one message'],
     [{}, 400, 'invalid_request', 'messages'],
@@ -228,7 +240,18 @@ test('requests the gateway refuses: client tools, n > 1, bad temperature, empty 
 
 test('the canonical id and text-part content are accepted; the model field defaults to conductor', async () => {
   upstream.script({ text: 'one' }, { text: 'two' });
-  const a = await postChat(gateway, { model: 'svc-8b-operator', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'text', text: ' there' }] }] });
+  const a = await postChat(gateway, {
+    model: 'svc-8b-operator',
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'text', text: ' there' },
+        ],
+      },
+    ],
+  });
   assert.equal(a.status, 200);
   assert.equal(a.body.model, 'svc-8b-operator');
   assert.equal(upstream.requests[0].body.model, 'qwen3:8b');

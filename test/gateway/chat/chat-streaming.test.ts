@@ -88,7 +88,15 @@ test('streamed deltas join to exactly the content a non-streaming request return
 });
 
 test('SSE headers, the role first, tool comments while tools run, the finish chunk, then [DONE]', async () => {
-  upstream.script({ toolCalls: [{ name: 'echo', arguments: '{"text":"y"}' }, { name: 'sleep', arguments: '{"ms":1}' }] }, { text: 'Done.' });
+  upstream.script(
+    {
+      toolCalls: [
+        { name: 'echo', arguments: '{"text":"y"}' },
+        { name: 'sleep', arguments: '{"ms":1}' },
+      ],
+    },
+    { text: 'Done.' },
+  );
   const res = await streamRaw({});
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'text/event-stream');
@@ -143,7 +151,9 @@ test('an error after the stream began is a final chunk with error and finish_rea
   );
   const res = await streamRaw({});
   assert.equal(res.status, 200);
-  const data = events(await res.text()).filter((e) => e.data).map((e) => e.data!);
+  const data = events(await res.text())
+    .filter((e) => e.data)
+    .map((e) => e.data!);
   assert.equal(data.at(-1), '[DONE]');
   const final = JSON.parse(data.at(-2)!);
   assert.equal(final.choices[0].finish_reason, 'error');
@@ -156,7 +166,7 @@ test('an error after the stream began is a final chunk with error and finish_rea
   assert.equal(JSON.parse(data[0]).choices[0].delta.content, 'Looking.');
 });
 
-test('errors decided before the stream begins are plain HTTP errors, the first upstream call\'s refusal included', async () => {
+test("errors decided before the stream begins are plain HTTP errors, the first upstream call's refusal included", async () => {
   const unknown = await streamRaw({ model: 'nope' });
   assert.equal(unknown.status, 404);
   assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'model_not_found');
@@ -195,7 +205,12 @@ test('a client that disconnects mid-stream aborts the upstream call at once, and
 });
 
 test('a client that disconnects while tools run cancels the tool calls at the MCP server', async () => {
-  upstream.script({ toolCalls: [{ name: 'sleep', arguments: '{"ms":20000,"tag":"s1"}' }, { name: 'sleep', arguments: '{"ms":20000,"tag":"s2"}' }] });
+  upstream.script({
+    toolCalls: [
+      { name: 'sleep', arguments: '{"ms":20000,"tag":"s1"}' },
+      { name: 'sleep', arguments: '{"ms":20000,"tag":"s2"}' },
+    ],
+  });
   const controller = new AbortController();
   const res = await streamRaw({}, controller.signal);
   const reader = res.body!.getReader();
@@ -204,7 +219,11 @@ test('a client that disconnects while tools run cancels the tool calls at the MC
   await new Promise((resolve) => setTimeout(resolve, 100)); // the calls reach the server
   const disconnectedAt = wallClock();
   controller.abort();
-  await waitFor('both tool calls cancelled', () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').split('\n').filter(Boolean).length === 2, 5000);
+  await waitFor(
+    'both tool calls cancelled',
+    () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').split('\n').filter(Boolean).length === 2,
+    5000,
+  );
   // Timed by the tool server itself: the log's modification time is its last cancellation line.
   const ms = statSync(cancelLog).mtimeMs - disconnectedAt;
   assert.ok(ms < CANCEL_TARGET_MS, `the tool server saw the cancellation after ${ms.toFixed(1)} ms`);
@@ -242,7 +261,9 @@ test('an error inside the upstream stream fails the chat: 502 upstream_error wit
   upstream.script({ text: ['Partly', ' <thi'], streamError: cudaError });
   const res = await streamRaw({ tool_choice: 'none' });
   assert.equal(res.status, 200);
-  const data = events(await res.text()).filter((e) => e.data).map((e) => e.data!);
+  const data = events(await res.text())
+    .filter((e) => e.data)
+    .map((e) => e.data!);
   assert.equal(data.at(-1), '[DONE]');
   const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
   assert.deepEqual(
@@ -288,12 +309,21 @@ describe('keep-alive: headers once accepted, a comment after every quiet period'
   after(() => quiet?.stop());
 
   const post = (body: Record<string, unknown>) =>
-    fetch(`${quiet.url}/v1/chat/completions`, { method: 'POST', headers: authHeaders(quietKey), body: JSON.stringify({ ...ask, stream: true, ...body }) });
+    fetch(`${quiet.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: authHeaders(quietKey),
+      body: JSON.stringify({ ...ask, stream: true, ...body }),
+    });
 
   /** The comments that came before the first data event. */
   const commentsBeforeData = (text: string) => {
     const list = events(text);
-    return list.slice(0, list.findIndex((e) => e.data !== undefined)).map((e) => e.comment);
+    return list
+      .slice(
+        0,
+        list.findIndex((e) => e.data !== undefined),
+      )
+      .map((e) => e.comment);
   };
 
   test('the status line comes once the upstream accepts, before it has answered, and keep-alives while it is silent', async () => {

@@ -49,7 +49,9 @@ test('StreamAssembler: content deltas as they arrive, vLLM-style split tool call
 
 test('StreamAssembler: Ollama-style whole calls (object arguments, no id) and a repeated name', () => {
   const a = new StreamAssembler(() => {}, { modelId: 'm' });
-  a.push(chunk({ tool_calls: [{ function: { name: 'get_time', arguments: { zone: 'UTC' } } }, { function: { name: 'x', arguments: '{}' } }] }));
+  a.push(
+    chunk({ tool_calls: [{ function: { name: 'get_time', arguments: { zone: 'UTC' } } }, { function: { name: 'x', arguments: '{}' } }] }),
+  );
   a.push(chunk({ tool_calls: [{ index: 1, function: { name: 'x' } }] }));
   a.push(chunk({ tool_calls: [{ index: 5, function: { arguments: '{}' } }] })); // no name: cannot run
   const round = a.finish();
@@ -66,14 +68,18 @@ test('capped leaves short text alone and marks a cut', () => {
 });
 
 test('ToolOffer converts MCP tools once per tool list and rebuilds for a new list, even under the same names', () => {
-  const infos = [{ name: 't', description: 'd', inputSchema: { type: 'object', properties: { a: { type: 'string' } } }, params: ['a'], server: 's' }];
+  const infos = [
+    { name: 't', description: 'd', inputSchema: { type: 'object', properties: { a: { type: 'string' } } }, params: ['a'], server: 's' },
+  ];
   const offer = new ToolOffer();
   const first = offer.functionsFor(infos);
   assert.deepEqual(first, [toFunctionTool(infos[0])]);
   assert.equal(offer.functionsFor(infos), first);
   const firstLength = offer.jsonLength;
   // A restarted server (or list_changed): same server and name, new schema and description.
-  const restarted = [{ ...infos[0], description: 'new d', inputSchema: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } } } }];
+  const restarted = [
+    { ...infos[0], description: 'new d', inputSchema: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } } } },
+  ];
   const second = offer.functionsFor(restarted);
   assert.deepEqual(second, [toFunctionTool(restarted[0])]);
   assert.equal(second[0].function.description, 'new d');
@@ -115,11 +121,14 @@ test('StreamAssembler: an error chunk inside the stream fails the call with 502 
   const seen: string[] = [];
   const a = new StreamAssembler((t) => seen.push(t), { modelId: 'm' });
   a.push(chunk({ content: 'Partial <thi' }));
-  assert.throws(() => a.push(JSON.stringify({ error: { object: 'error', message: 'CUDA out of memory', type: 'InternalServerError', code: 500 } })), {
-    status: 502,
-    code: 'upstream_error',
-    message: 'The upstream for model "m" failed: it sent an error in the stream: CUDA out of memory.',
-  });
+  assert.throws(
+    () => a.push(JSON.stringify({ error: { object: 'error', message: 'CUDA out of memory', type: 'InternalServerError', code: 500 } })),
+    {
+      status: 502,
+      code: 'upstream_error',
+      message: 'The upstream for model "m" failed: it sent an error in the stream: CUDA out of memory.',
+    },
+  );
   // What the failed call held back is not shown, only counted.
   const partial = a.abandon();
   assert.deepEqual(seen, ['Partial ']);
@@ -138,7 +147,9 @@ test('StreamAssembler: content and tool arguments past maxChars fail the call in
     message: 'The upstream for model "m" failed: response too large (over 100 characters of content and tool arguments).',
   });
   const whole = new StreamAssembler(() => {}, { modelId: 'm', maxChars: 100 });
-  assert.throws(() => whole.push(chunk({ tool_calls: [{ function: { name: 'one', arguments: { big: 'y'.repeat(100) } } }] })), { code: 'upstream_error' });
+  assert.throws(() => whole.push(chunk({ tool_calls: [{ function: { name: 'one', arguments: { big: 'y'.repeat(100) } } }] })), {
+    code: 'upstream_error',
+  });
   const text = new StreamAssembler(() => {}, { modelId: 'm', maxChars: 100 });
   text.push(chunk({ content: 'z'.repeat(100) }));
   assert.throws(() => text.push(chunk({ content: 'z' })), { code: 'upstream_error' });

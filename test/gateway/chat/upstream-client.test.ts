@@ -51,7 +51,10 @@ function event(content: string): string {
 
 async function collect(client: UpstreamClient): Promise<string[]> {
   const data: string[] = [];
-  await client.streamChat({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 }, { abort: new ChatAbort(), onData: (d) => data.push(d) });
+  await client.streamChat(
+    { messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 },
+    { abort: new ChatAbort(), onData: (d) => data.push(d) },
+  );
   return data;
 }
 
@@ -69,9 +72,14 @@ test('a byte-order mark split across chunks is dropped, and multi-byte character
   );
 
   // A JSON answer (a server that ignores `stream: true`) with a BOM and a split character.
-  const json = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ choices: [{ index: 0, message: { content: '€' } }] }))]);
+  const json = Buffer.concat([
+    Buffer.from([0xef, 0xbb, 0xbf]),
+    Buffer.from(JSON.stringify({ choices: [{ index: 0, message: { content: '€' } }] })),
+  ]);
   const at = json.indexOf(Buffer.from('€')) + 1;
-  const jsonClient = await upstreamWith((res) => writeApart(res, [json.subarray(0, 2), json.subarray(2, at), json.subarray(at)], 'application/json'));
+  const jsonClient = await upstreamWith((res) =>
+    writeApart(res, [json.subarray(0, 2), json.subarray(2, at), json.subarray(at)], 'application/json'),
+  );
   const [whole] = await collect(jsonClient);
   assert.equal(JSON.parse(whole).choices[0].message.content, '€');
 });
@@ -86,18 +94,30 @@ test('malformed UTF-8 from the upstream becomes U+FFFD, never a crash', async ()
 });
 
 test('a response body past the cap fails the call with 502 upstream_error "response too large", streamed or JSON', async () => {
-  const streamed = await upstreamWith((res) => writeApart(res, [Buffer.from(event('x'.repeat(600))), Buffer.from(event('y'.repeat(600)))]), 1000);
-  const seen: string[] = [];
-  await assert.rejects(
-    streamed.streamChat({ messages: [], max_tokens: 1 }, { abort: new ChatAbort(), onData: (d) => seen.push(d) }),
-    { status: 502, code: 'upstream_error', message: 'The upstream for model "m" failed: response too large (over 1000 bytes).' },
+  const streamed = await upstreamWith(
+    (res) => writeApart(res, [Buffer.from(event('x'.repeat(600))), Buffer.from(event('y'.repeat(600)))]),
+    1000,
   );
+  const seen: string[] = [];
+  await assert.rejects(streamed.streamChat({ messages: [], max_tokens: 1 }, { abort: new ChatAbort(), onData: (d) => seen.push(d) }), {
+    status: 502,
+    code: 'upstream_error',
+    message: 'The upstream for model "m" failed: response too large (over 1000 bytes).',
+  });
   assert.equal(seen.length, 1);
   // A line that never ends would otherwise sit in the parser's buffer without bound.
-  const endless = await upstreamWith((res) => writeApart(res, [Buffer.from(`data: ${'z'.repeat(800)}`), Buffer.from('z'.repeat(800))]), 1000);
+  const endless = await upstreamWith(
+    (res) => writeApart(res, [Buffer.from(`data: ${'z'.repeat(800)}`), Buffer.from('z'.repeat(800))]),
+    1000,
+  );
   await assert.rejects(collect(endless), { code: 'upstream_error', message: /response too large/ });
   const json = await upstreamWith(
-    (res) => writeApart(res, [Buffer.from(`{"choices":[{"index":0,"message":{"content":"${'j'.repeat(700)}`), Buffer.from(`${'j'.repeat(700)}"}}]}`)], 'application/json'),
+    (res) =>
+      writeApart(
+        res,
+        [Buffer.from(`{"choices":[{"index":0,"message":{"content":"${'j'.repeat(700)}`), Buffer.from(`${'j'.repeat(700)}"}}]}`)],
+        'application/json',
+      ),
     1000,
   );
   await assert.rejects(collect(json), { code: 'upstream_error', message: /response too large/ });
@@ -114,28 +134,39 @@ test('a throwing onData (an in-stream error) ends the call with that error and d
   });
   const failure = new Error('in-stream error');
   await assert.rejects(
-    client.streamChat({ messages: [], max_tokens: 1 }, {
-      abort: new ChatAbort(),
-      onData: () => {
-        throw failure;
+    client.streamChat(
+      { messages: [], max_tokens: 1 },
+      {
+        abort: new ChatAbort(),
+        onData: () => {
+          throw failure;
+        },
       },
-    }),
+    ),
     failure,
   );
   await connectionClosed;
 });
 
 test('while the client cannot take more (drained() pending), the upstream is not read', async () => {
-  const client = await upstreamWith((res) => writeApart(res, [event('1'), event('2'), event('3')].map((e) => Buffer.from(e))));
+  const client = await upstreamWith((res) =>
+    writeApart(
+      res,
+      [event('1'), event('2'), event('3')].map((e) => Buffer.from(e)),
+    ),
+  );
   const seen: string[] = [];
   let release!: () => void;
   const full = new Promise<void>((resolve) => (release = resolve));
   let asked = 0;
-  const call = client.streamChat({ messages: [], max_tokens: 1 }, {
-    abort: new ChatAbort(),
-    onData: (d) => seen.push(JSON.parse(d).choices[0].delta.content),
-    drained: () => (asked++ === 0 ? full : undefined),
-  });
+  const call = client.streamChat(
+    { messages: [], max_tokens: 1 },
+    {
+      abort: new ChatAbort(),
+      onData: (d) => seen.push(JSON.parse(d).choices[0].delta.content),
+      drained: () => (asked++ === 0 ? full : undefined),
+    },
+  );
   await sleep(120); // every chunk has been sent by now
   assert.deepEqual(seen, ['1']);
   release();

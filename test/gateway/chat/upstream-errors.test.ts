@@ -1,10 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  upstreamConnectionError,
-  upstreamMessageFrom,
-  upstreamStatusError,
-} from '../../../gateway/chat/upstream-errors.js';
+import { upstreamConnectionError, upstreamMessageFrom, upstreamStatusError } from '../../../gateway/chat/upstream-errors.js';
 
 const MODEL = 'svc-test';
 

@@ -348,9 +348,15 @@ function expectAnswer(scenario: Scenario, outcome: Outcome, answer: string | und
   if (calls.length) {
     const second = upstream.requests[1].messages;
     const assistant = second.find((m) => m.role === 'assistant')!;
-    assert.deepEqual(assistant.tool_calls!.map((c) => c.id), calls.map((c) => c.id));
+    assert.deepEqual(
+      assistant.tool_calls!.map((c) => c.id),
+      calls.map((c) => c.id),
+    );
     const results = second.filter((m) => m.role === 'tool');
-    assert.deepEqual(results.map((m) => m.tool_call_id), calls.map((c) => c.id));
+    assert.deepEqual(
+      results.map((m) => m.tool_call_id),
+      calls.map((c) => c.id),
+    );
     results.forEach((m, i) => assert.equal((JSON.parse(m.content!) as { timezone: string }).timezone, calls[i].timezone));
   }
 

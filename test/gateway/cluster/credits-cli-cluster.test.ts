@@ -76,7 +76,10 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     const keys = new ApiKeys(new PostgresKeyStore(db.sql));
     assert.equal((await keys.find(aliceKey))?.name, 'laptop');
     assert.equal((await keys.find(bobKey))?.verified, false);
-    assert.deepEqual((await keys.list(alice)).map((k) => k.name), ['laptop', 'phone']);
+    assert.deepEqual(
+      (await keys.list(alice)).map((k) => k.name),
+      ['laptop', 'phone'],
+    );
 
     const balance = await cli(['balance', ALICE.address], env);
     assert.equal(balance.code, 0, balance.stderr);

@@ -164,11 +164,13 @@ describe('three gateway processes on one PostgreSQL and one Redis', { skip: serv
     json.limits = { perWallet: { points: 10, durationSec: 60 } };
     const tightPath = join(configDir, 'tight.json');
     writeFileSync(tightPath, JSON.stringify(json));
-    const tight = await Promise.all([0, 1, 2].map(async () => {
-      const instance = await startBuiltGateway({ ...env(), SWITCHYARD_CONFIG: tightPath, LOG_LEVEL: 'info' });
-      started.push(instance);
-      return instance;
-    }));
+    const tight = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const instance = await startBuiltGateway({ ...env(), SWITCHYARD_CONFIG: tightPath, LOG_LEVEL: 'info' });
+        started.push(instance);
+        return instance;
+      }),
+    );
     const owner = wallet('5');
     const statuses = await Promise.all(
       Array.from({ length: 30 }, async (_, i) => {

@@ -23,7 +23,10 @@ test('CORS_ORIGINS: an allowed origin gets its preflight answered before any wal
     const res = await fetch(`${gateway.url}${path}`, preflight('https://app.example'));
     assert.equal(res.status, 204, path);
     assert.equal(res.headers.get('access-control-allow-origin'), 'https://app.example');
-    assert.equal(res.headers.get('access-control-allow-headers'), 'authorization,content-type,x-wallet-address,x-request-id,mcp-protocol-version');
+    assert.equal(
+      res.headers.get('access-control-allow-headers'),
+      'authorization,content-type,x-wallet-address,x-request-id,mcp-protocol-version',
+    );
     assert.equal(res.headers.get('access-control-allow-methods'), 'GET,HEAD,POST,DELETE,OPTIONS');
     assert.equal(res.headers.get('access-control-max-age'), '600');
     assert.match(res.headers.get('vary') ?? '', /Origin/);

@@ -29,13 +29,22 @@ test('malformed JSON → 400 invalid_json (bodies are read only after the wallet
   // Strict JSON: a bare string is not an acceptable body either.
   await expectError(await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(), body: '"text"' }), 400, error);
   // Without a wallet the body is never read: the caller is refused first.
-  const anonymous = await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+  const anonymous = await fetch(`${gateway.url}${CHAT}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"a":',
+  });
   assert.equal(anonymous.status, 400);
   assert.equal((await anonymous.json()).error.code, 'invalid_wallet_address');
 });
 
 test('a body that is not JSON → 415 unsupported_media_type, on every route that reads JSON', async () => {
-  const error = { message: 'Send the body as application/json.', type: 'invalid_request_error', code: 'unsupported_media_type', param: null };
+  const error = {
+    message: 'Send the body as application/json.',
+    type: 'invalid_request_error',
+    code: 'unsupported_media_type',
+    param: null,
+  };
   const asText = walletHeaders(WALLET, { 'content-type': 'text/plain' });
   await expectError(await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: asText, body: '{"messages":[]}' }), 415, error);
   await expectError(await fetch(`${gateway.url}/auth/api-keys`, { method: 'POST', headers: asText, body: '{}' }), 415, error);
@@ -71,7 +80,12 @@ test('requests the HTTP parser refuses get the OpenAI error body too: 431 for hu
   assert.equal(huge.statusLine, 'HTTP/1.1 431 Request Header Fields Too Large');
   assert.match(huge.headers, /content-type: application\/json/);
   assert.deepEqual(huge.body, {
-    error: { message: 'The request headers are larger than the limit.', type: 'invalid_request_error', code: 'request_header_too_large', param: null },
+    error: {
+      message: 'The request headers are larger than the limit.',
+      type: 'invalid_request_error',
+      code: 'request_header_too_large',
+      param: null,
+    },
   });
   const garbage = splitAnswer(await rawExchange('THIS IS NOT HTTP\r\n\r\n'));
   assert.equal(garbage.statusLine, 'HTTP/1.1 400 Bad Request');
@@ -82,7 +96,12 @@ test('requests the HTTP parser refuses get the OpenAI error body too: 431 for hu
 });
 
 test('a body over BODY_LIMIT_BYTES → 413 request_too_large, with or without Content-Length', async () => {
-  const error = { message: 'Request body is larger than the limit.', type: 'invalid_request_error', code: 'request_too_large', param: null };
+  const error = {
+    message: 'Request body is larger than the limit.',
+    type: 'invalid_request_error',
+    code: 'request_too_large',
+    param: null,
+  };
   const big = JSON.stringify({ pad: 'x'.repeat(BODY_LIMIT) });
   await expectError(await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(), body: big }), 413, error);
 
@@ -139,7 +158,11 @@ test('unknown route → 404 not_found; wrong method → 405 method_not_allowed; 
 
 test('a body the server cannot decode → 415 unsupported_encoding or 400 invalid_body_encoding', async () => {
   await expectError(
-    await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(undefined, { 'content-encoding': 'bogus' }), body: '{}' }),
+    await fetch(`${gateway.url}${CHAT}`, {
+      method: 'POST',
+      headers: walletHeaders(undefined, { 'content-encoding': 'bogus' }),
+      body: '{}',
+    }),
     415,
     {
       message: 'Unsupported Content-Encoding; send the body as identity, gzip, deflate or br.',
@@ -149,7 +172,11 @@ test('a body the server cannot decode → 415 unsupported_encoding or 400 invali
     },
   );
   await expectError(
-    await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(undefined, { 'content-encoding': 'gzip' }), body: '{"a":1}' }),
+    await fetch(`${gateway.url}${CHAT}`, {
+      method: 'POST',
+      headers: walletHeaders(undefined, { 'content-encoding': 'gzip' }),
+      body: '{"a":1}',
+    }),
     400,
     {
       message: 'The request body could not be decoded with its Content-Encoding.',

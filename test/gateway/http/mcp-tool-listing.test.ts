@@ -36,7 +36,10 @@ test('names over 64 characters are left out, warned once each, at start and when
   const listing = new McpToolListing(tools.runner, logger);
   const warnings = () => lines.filter((line) => line.level === 40).map((line) => line.tool);
   assert.deepEqual(warnings(), [tooLong], 'warned at construction, before any request');
-  assert.deepEqual(listing.tools().map((tool) => tool.name), ['short', atLimit]);
+  assert.deepEqual(
+    listing.tools().map((tool) => tool.name),
+    ['short', atLimit],
+  );
   assert.deepEqual(
     ['short', atLimit, tooLong, 'nope'].map((name) => listing.offers(name)),
     [true, true, false, false],
@@ -44,7 +47,10 @@ test('names over 64 characters are left out, warned once each, at start and when
 
   const later = 'c'.repeat(70);
   tools.set([info('short'), info(tooLong), info(later)]);
-  assert.deepEqual(listing.tools().map((tool) => tool.name), ['short']);
+  assert.deepEqual(
+    listing.tools().map((tool) => tool.name),
+    ['short'],
+  );
   assert.deepEqual(warnings(), [tooLong, later]);
 });
 

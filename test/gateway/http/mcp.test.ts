@@ -134,10 +134,12 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
     assert.deepEqual(tools.find((tool) => tool.name === 'list_tools')!.outputSchema?.required, ['tools']);
 
     const warnings = gateway.logs.filter((line) => line.level === 40 && String(line.msg).includes("MCP's 64 characters"));
-    assert.deepEqual(
-      warnings.map((line) => String(line.tool).slice(LONG_PREFIX.length)).sort(),
-      ['echo_argv', 'echo_env', 'echo_fail', 'echo_pid'],
-    );
+    assert.deepEqual(warnings.map((line) => String(line.tool).slice(LONG_PREFIX.length)).sort(), [
+      'echo_argv',
+      'echo_env',
+      'echo_fail',
+      'echo_pid',
+    ]);
   });
 
   test('tools/call runs get_time: the structured result, and its JSON as text', async () => {
@@ -160,15 +162,36 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
   });
 
   test('tool failures are isError results carrying the gateway error object', async () => {
-    const cases: Array<[string, string, Record<string, unknown>, { code: string; type: string; param: string | null; message?: string }]> = [
-      ['arguments failing the schema', 'echo', {}, { code: 'invalid_tool_arguments', type: 'invalid_request_error', param: 'text', message: 'text: is required' }],
-      ['unknown tool', 'nope', {}, { code: 'tool_not_found', type: 'not_found_error', param: 'tool', message: 'Unknown tool "nope".' }],
-      ['a name MCP cannot carry', `${LONG_PREFIX}echo_env`, {}, { code: 'tool_not_found', type: 'not_found_error', param: 'tool' }],
-      ["the tool's not_found", 'echo_fail', { code: 'not_found', message: 'No such block.' }, { code: 'not_found', type: 'not_found_error', param: null, message: 'No such block.' }],
-      ['upstream_unavailable', 'echo_fail', { code: 'upstream_unavailable', message: 'All providers failed' }, { code: 'upstream_unavailable', type: 'upstream_error', param: null }],
-      ['a timeout', 'sleep', { ms: 20_000 }, { code: 'tool_timeout', type: 'upstream_error', param: null, message: 'Tool "sleep" did not answer within 1500 ms.' }],
-      ['a crash inside the tool', 'echo_fail', { code: 'crash' }, { code: 'tool_error', type: 'server_error', param: null }],
-    ];
+    const cases: Array<[string, string, Record<string, unknown>, { code: string; type: string; param: string | null; message?: string }]> =
+      [
+        [
+          'arguments failing the schema',
+          'echo',
+          {},
+          { code: 'invalid_tool_arguments', type: 'invalid_request_error', param: 'text', message: 'text: is required' },
+        ],
+        ['unknown tool', 'nope', {}, { code: 'tool_not_found', type: 'not_found_error', param: 'tool', message: 'Unknown tool "nope".' }],
+        ['a name MCP cannot carry', `${LONG_PREFIX}echo_env`, {}, { code: 'tool_not_found', type: 'not_found_error', param: 'tool' }],
+        [
+          "the tool's not_found",
+          'echo_fail',
+          { code: 'not_found', message: 'No such block.' },
+          { code: 'not_found', type: 'not_found_error', param: null, message: 'No such block.' },
+        ],
+        [
+          'upstream_unavailable',
+          'echo_fail',
+          { code: 'upstream_unavailable', message: 'All providers failed' },
+          { code: 'upstream_unavailable', type: 'upstream_error', param: null },
+        ],
+        [
+          'a timeout',
+          'sleep',
+          { ms: 20_000 },
+          { code: 'tool_timeout', type: 'upstream_error', param: null, message: 'Tool "sleep" did not answer within 1500 ms.' },
+        ],
+        ['a crash inside the tool', 'echo_fail', { code: 'crash' }, { code: 'tool_error', type: 'server_error', param: null }],
+      ];
     for (const [what, name, args, expected] of cases) {
       const error = toolError((await client.callTool({ name, arguments: args })) as CallToolResult);
       assert.equal(error.code, expected.code, what);
@@ -177,7 +200,10 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
       if (expected.message) assert.equal(error.message, expected.message, what);
     }
     const logged = gateway.logs.filter((line) => line.msg === 'mcp tool call' && line.tool === 'nope');
-    assert.deepEqual(logged.map((line) => [line.outcome, line.wallet]), [['tool_not_found', WALLET]]);
+    assert.deepEqual(
+      logged.map((line) => [line.outcome, line.wallet]),
+      [['tool_not_found', WALLET]],
+    );
   });
 
   test('protocol problems are JSON-RPC errors: unknown method, arguments not an object, a message that is not JSON-RPC', async () => {
@@ -315,7 +341,7 @@ describe('/mcp with credits on', () => {
     await gateway?.stop();
   });
 
-  test('refused before any MCP message without a key (401), with another wallet\'s key (403)', async () => {
+  test("refused before any MCP message without a key (401), with another wallet's key (403)", async () => {
     await assert.rejects(connect(gateway, mcpHeaders()), (err: unknown) => {
       assert.ok(err instanceof StreamableHTTPError);
       assert.equal(err.code, 401);
@@ -371,12 +397,8 @@ describe('/mcp with credits on', () => {
     }
   });
 
-  test('an empty wallet\'s tools/call is still HTTP 200 with an isError result', async () => {
-    const answered = await postMcp(
-      gateway,
-      toolsCall(3, 'echo', { text: 'x' }),
-      mcpHeaders(WALLET, key),
-    );
+  test("an empty wallet's tools/call is still HTTP 200 with an isError result", async () => {
+    const answered = await postMcp(gateway, toolsCall(3, 'echo', { text: 'x' }), mcpHeaders(WALLET, key));
     assert.equal(answered.status, 200);
     assert.equal(toolError((answered.body as { result: CallToolResult }).result).code, 'insufficient_credits');
   });

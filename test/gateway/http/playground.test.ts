@@ -25,7 +25,10 @@ describe('the built pages', () => {
       "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; " +
         "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     );
-    for (const [path, script] of [['/', 'static/app.js'], ['/docs', 'static/docs.js']]) {
+    for (const [path, script] of [
+      ['/', 'static/app.js'],
+      ['/docs', 'static/docs.js'],
+    ]) {
       const res = await fetch(`${gateway.url}${path}`);
       assert.equal(res.status, 200, path);
       assert.equal(res.headers.get('content-type'), 'text/html; charset=utf-8');

@@ -84,9 +84,19 @@ test('no key, signature, SIWE message or authorization value reaches the log, wh
   assert.equal(echoed.headers.get('x-request-id'), API_KEY);
 
   const raw = gateway.rawLogs();
-  for (const secret of [API_KEY, API_KEY.slice(0, 24), SIGNATURE.slice(0, 140), 'wants you to sign in', 'Nonce: abcdef', `Bearer ${API_KEY.slice(0, 8)}`]) {
+  for (const secret of [
+    API_KEY,
+    API_KEY.slice(0, 24),
+    SIGNATURE.slice(0, 140),
+    'wants you to sign in',
+    'Nonce: abcdef',
+    `Bearer ${API_KEY.slice(0, 8)}`,
+  ]) {
     assert.equal(raw.includes(secret), false, `the log holds ${secret.slice(0, 24)}…`);
   }
-  assert.ok(requestLines().some((l) => l.path === '/v1/keys/sy_[redacted]'), 'the scrubbed path is still logged');
+  assert.ok(
+    requestLines().some((l) => l.path === '/v1/keys/sy_[redacted]'),
+    'the scrubbed path is still logged',
+  );
   assert.ok(requestLines().some((l) => l.reqId === 'sy_[redacted]'));
 });

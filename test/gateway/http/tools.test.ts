@@ -90,14 +90,62 @@ describe('/v1/tools and /v1/tools/execute', () => {
       ['body not an object', [1, 2], 400, { code: 'invalid_request', param: null, type: 'invalid_request_error' }, null],
       ['tool missing', { args: {} }, 400, { code: 'invalid_request', param: 'tool', type: 'invalid_request_error' }, null],
       ['tool not a string', { tool: 5 }, 400, { code: 'invalid_request', param: 'tool', type: 'invalid_request_error' }, null],
-      ['args a string', { tool: 'echo', args: 'hello' }, 400, { code: 'invalid_tool_arguments', param: 'args', type: 'invalid_request_error', message: 'args must be a JSON object.' }, 'echo'],
-      ['args an array', { tool: 'echo', args: ['hello'] }, 400, { code: 'invalid_tool_arguments', param: 'args', type: 'invalid_request_error' }, 'echo'],
-      ['unknown tool', { tool: 'nope', args: {} }, 404, { code: 'tool_not_found', param: 'tool', type: 'not_found_error', message: 'Unknown tool "nope".' }, 'nope'],
-      ['args failing the schema', { tool: 'echo', args: {} }, 400, { code: 'invalid_tool_arguments', param: 'text', type: 'invalid_request_error', message: 'text: is required' }, 'echo'],
-      ["the tool's not_found", { tool: 'echo_fail', args: { code: 'not_found', message: 'No such block.' } }, 404, { code: 'not_found', param: null, type: 'not_found_error', message: 'No such block.' }, 'echo_fail'],
-      ['upstream_unavailable', { tool: 'echo_fail', args: { code: 'upstream_unavailable', message: 'All providers failed: a: HTTP 500' } }, 502, { code: 'upstream_unavailable', param: null, type: 'upstream_error', message: 'All providers failed: a: HTTP 500' }, 'echo_fail'],
-      ['url_not_allowed', { tool: 'echo_fail', args: { code: 'url_not_allowed', message: 'Private address.', param: 'url' } }, 400, { code: 'url_not_allowed', param: 'url', type: 'invalid_request_error' }, 'echo_fail'],
-      ['timeout', { tool: 'sleep', args: { ms: 20_000 } }, 504, { code: 'tool_timeout', param: null, type: 'upstream_error', message: 'Tool "sleep" did not answer within 1500 ms.' }, 'sleep'],
+      [
+        'args a string',
+        { tool: 'echo', args: 'hello' },
+        400,
+        { code: 'invalid_tool_arguments', param: 'args', type: 'invalid_request_error', message: 'args must be a JSON object.' },
+        'echo',
+      ],
+      [
+        'args an array',
+        { tool: 'echo', args: ['hello'] },
+        400,
+        { code: 'invalid_tool_arguments', param: 'args', type: 'invalid_request_error' },
+        'echo',
+      ],
+      [
+        'unknown tool',
+        { tool: 'nope', args: {} },
+        404,
+        { code: 'tool_not_found', param: 'tool', type: 'not_found_error', message: 'Unknown tool "nope".' },
+        'nope',
+      ],
+      [
+        'args failing the schema',
+        { tool: 'echo', args: {} },
+        400,
+        { code: 'invalid_tool_arguments', param: 'text', type: 'invalid_request_error', message: 'text: is required' },
+        'echo',
+      ],
+      [
+        "the tool's not_found",
+        { tool: 'echo_fail', args: { code: 'not_found', message: 'No such block.' } },
+        404,
+        { code: 'not_found', param: null, type: 'not_found_error', message: 'No such block.' },
+        'echo_fail',
+      ],
+      [
+        'upstream_unavailable',
+        { tool: 'echo_fail', args: { code: 'upstream_unavailable', message: 'All providers failed: a: HTTP 500' } },
+        502,
+        { code: 'upstream_unavailable', param: null, type: 'upstream_error', message: 'All providers failed: a: HTTP 500' },
+        'echo_fail',
+      ],
+      [
+        'url_not_allowed',
+        { tool: 'echo_fail', args: { code: 'url_not_allowed', message: 'Private address.', param: 'url' } },
+        400,
+        { code: 'url_not_allowed', param: 'url', type: 'invalid_request_error' },
+        'echo_fail',
+      ],
+      [
+        'timeout',
+        { tool: 'sleep', args: { ms: 20_000 } },
+        504,
+        { code: 'tool_timeout', param: null, type: 'upstream_error', message: 'Tool "sleep" did not answer within 1500 ms.' },
+        'sleep',
+      ],
     ];
     for (const [what, body, status, error, tool] of cases) {
       const response = await execute(gateway, body);
@@ -130,7 +178,10 @@ describe('/v1/tools and /v1/tools/execute', () => {
         resolve();
       }, 400);
     });
-    await waitFor('the cancellation at the server', () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').includes('cancelled disconnect'));
+    await waitFor(
+      'the cancellation at the server',
+      () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').includes('cancelled disconnect'),
+    );
   });
 
   test('a crashed server: fast 503 with Retry-After, health degraded, then restarted with its tools and health ok', async () => {
@@ -139,7 +190,10 @@ describe('/v1/tools and /v1/tools/execute', () => {
     const crashed = await execute(gateway, { tool: 'crash_now', args: {} });
     assert.equal(crashed.status, 503);
     assert.match(crashed.headers.get('retry-after') ?? '', /^\d+$/);
-    assert.deepEqual([crashed.body.ok, crashed.body.tool, (crashed.body.error as { code: string }).code], [false, 'crash_now', 'tool_unavailable']);
+    assert.deepEqual(
+      [crashed.body.ok, crashed.body.tool, (crashed.body.error as { code: string }).code],
+      [false, 'crash_now', 'tool_unavailable'],
+    );
 
     // (The upstream models of this config are unreachable, so /health's overall status also
     // reflects them; the tool host's own verdict is checked through its contributor.)
@@ -225,7 +279,10 @@ describe('/v1/tools/execute with credits on', () => {
     assert.equal((await execute(gateway, { tool: 'echo', args: { text: 'last' } }, authHeaders(key))).status, 200);
     const broke = await execute(gateway, { tool: 'echo', args: { text: 'more' } }, authHeaders(key));
     assert.equal(broke.status, 402);
-    assert.deepEqual([broke.body.ok, broke.body.tool, (broke.body.error as { code: string }).code], [false, 'echo', 'insufficient_credits']);
+    assert.deepEqual(
+      [broke.body.ok, broke.body.tool, (broke.body.error as { code: string }).code],
+      [false, 'echo', 'insufficient_credits'],
+    );
     const balance = await gateway.ledger.balance(WALLET);
     assert.deepEqual([balance.credits, balance.total_spent], [0, 2]);
   });

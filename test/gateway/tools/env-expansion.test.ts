@@ -30,7 +30,12 @@ test('expandRecord and expandArgs drop the entries that came out missing', () =>
 
 test('childEnv is the configured env plus PATH, HOME and NODE_V8_COVERAGE only', () => {
   const gateway = { PATH: '/bin', HOME: '/home/gw', NODE_V8_COVERAGE: '/tmp/cov', USER: 'gw', SECRET: 's', KEY: 'k', EMPTY: '' };
-  assert.deepEqual(childEnv({ API_KEY: '${KEY}', MISSING: '${NOPE}' }, gateway), { PATH: '/bin', HOME: '/home/gw', NODE_V8_COVERAGE: '/tmp/cov', API_KEY: 'k' });
+  assert.deepEqual(childEnv({ API_KEY: '${KEY}', MISSING: '${NOPE}' }, gateway), {
+    PATH: '/bin',
+    HOME: '/home/gw',
+    NODE_V8_COVERAGE: '/tmp/cov',
+    API_KEY: 'k',
+  });
   assert.deepEqual(childEnv({}, { PATH: '/bin', HOME: '' }), { PATH: '/bin' });
   // A configured value wins over an inherited one.
   assert.deepEqual(childEnv({ HOME: '/srv/tool' }, gateway).HOME, '/srv/tool');

@@ -21,6 +21,10 @@ test('quick crashes back off exponentially to the cap, then crash-loop; a long r
 });
 
 test('the default policy starts at 0.5 s and enters crash-loop after 5 quick crashes', () => {
-  assert.deepEqual(nextRestart({ quickCrashes: 0, uptimeMs: 0 }, DEFAULT_RESTART_POLICY), { delayMs: 500, quickCrashes: 1, crashLoop: false });
+  assert.deepEqual(nextRestart({ quickCrashes: 0, uptimeMs: 0 }, DEFAULT_RESTART_POLICY), {
+    delayMs: 500,
+    quickCrashes: 1,
+    crashLoop: false,
+  });
   assert.equal(nextRestart({ quickCrashes: 4, uptimeMs: 0 }, DEFAULT_RESTART_POLICY).crashLoop, true);
 });

@@ -39,7 +39,12 @@ describe('server supervision', () => {
 
   test('a child that writes past the message cap without a newline is killed and marked down, then restarted', async () => {
     const { logger } = capturingLogger();
-    const host = createToolHost({ servers: { floods: fixtureServer('floods') }, env: runnableEnv(), logger, policy: { initialDelayMs: 200 } });
+    const host = createToolHost({
+      servers: { floods: fixtureServer('floods') },
+      env: runnableEnv(),
+      logger,
+      policy: { initialDelayMs: 200 },
+    });
     try {
       await host.start();
       const pid = host.server('floods')!.pid!;

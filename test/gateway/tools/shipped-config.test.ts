@@ -63,7 +63,8 @@ test('the shipped config runs each family server from dist with node', () => {
 
 test('the shipped config passes each server every variable README documents for it, and nothing else of the gateway', () => {
   const documented = documentedVariables();
-  for (const server of documented.keys()) assert.ok(FAMILIES.includes(server), `README documents variables for an unknown server "${server}"`);
+  for (const server of documented.keys())
+    assert.ok(FAMILIES.includes(server), `README documents variables for an unknown server "${server}"`);
   // The row parser itself: per-chain rows expand, and the second of "`A` / `B`" counts.
   const perChain = ['RPC_URL_LOCAL', 'TOKENS_BASE', 'MULTICALL3_SEPOLIA', 'ENS_UNIVERSAL_RESOLVER_POLYGON', `RPC_URL_${ADDED_CHAIN}`];
   for (const variable of perChain) assert.ok(documented.get('onchain')?.includes(variable), variable);

@@ -44,11 +44,25 @@ test('fromToolErrorResult: kit payloads map by code; free text is a 500 tool_err
 
 test("fromToolErrorResult: McpServer's own schema failures are the caller's (input, 400) or the server's (output, 502)", () => {
   const result = (text: string) => ({ isError: true, content: [{ type: 'text' as const, text }] });
-  const input = fromToolErrorResult('add', result('MCP error -32602: Input validation error: Invalid arguments for tool add: Invalid input: expected number, received string at a, Invalid input at b'));
-  assert.deepEqual([input.status, input.code, input.param, input.message], [400, 'invalid_tool_arguments', 'a', 'a: Invalid input: expected number, received string']);
-  const pathless = fromToolErrorResult('add', result('MCP error -32602: Input validation error: Invalid arguments for tool add: Expected object'));
+  const input = fromToolErrorResult(
+    'add',
+    result(
+      'MCP error -32602: Input validation error: Invalid arguments for tool add: Invalid input: expected number, received string at a, Invalid input at b',
+    ),
+  );
+  assert.deepEqual(
+    [input.status, input.code, input.param, input.message],
+    [400, 'invalid_tool_arguments', 'a', 'a: Invalid input: expected number, received string'],
+  );
+  const pathless = fromToolErrorResult(
+    'add',
+    result('MCP error -32602: Input validation error: Invalid arguments for tool add: Expected object'),
+  );
   assert.deepEqual([pathless.status, pathless.param, pathless.message], [400, null, 'Expected object']);
-  const output = fromToolErrorResult('n', result('MCP error -32602: Output validation error: Invalid structured content for tool n: bad at n'));
+  const output = fromToolErrorResult(
+    'n',
+    result('MCP error -32602: Output validation error: Invalid structured content for tool n: bad at n'),
+  );
   assert.deepEqual([output.status, output.code], [502, 'tool_error']);
   assert.match(output.details!, /Output validation error/);
 });
@@ -64,11 +78,14 @@ test('buildRegistry: exact names, prefixes, and clashes naming both owners (buil
   );
   assert.deepEqual([...table.keys()], ['read', 'two_read']);
   assert.deepEqual([table.get('two_read')!.toolName, table.get('two_read')!.server], ['read', 'two']);
-  assert.throws(() => buildRegistry([{ server: 'one', prefix: '', tools: [tool('list_tools')] }], ['list_tools']), (err: Error) => {
-    assert.ok(err instanceof DuplicateToolError);
-    assert.deepEqual(err.servers, ['gateway', 'one']);
-    return true;
-  });
+  assert.throws(
+    () => buildRegistry([{ server: 'one', prefix: '', tools: [tool('list_tools')] }], ['list_tools']),
+    (err: Error) => {
+      assert.ok(err instanceof DuplicateToolError);
+      assert.deepEqual(err.servers, ['gateway', 'one']);
+      return true;
+    },
+  );
   assert.deepEqual(paramNames(tool('x').inputSchema), ['a', 'b']);
   assert.deepEqual(paramNames({ type: 'object' }), []);
 });

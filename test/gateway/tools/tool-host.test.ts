@@ -109,7 +109,9 @@ describe('tool host with fixture servers', () => {
   });
 
   test('a child gets only its configured env (expanded) plus PATH, HOME and NODE_V8_COVERAGE', async () => {
-    const result = (await host.callTool('echo_env', { names: ['FORWARDED', 'DEFAULTED', 'LITERAL', 'GATEWAY_SECRET', 'DROPPED', 'EMPTY'] })) as {
+    const result = (await host.callTool('echo_env', {
+      names: ['FORWARDED', 'DEFAULTED', 'LITERAL', 'GATEWAY_SECRET', 'DROPPED', 'EMPTY'],
+    })) as {
       keys: string[];
       values: Record<string, string | null>;
     };
@@ -123,7 +125,12 @@ describe('tool host with fixture servers', () => {
     });
     const expected = ['DEFAULTED', 'FORWARDED', 'LITERAL', ...Object.keys(runnableEnv())].sort();
     assert.deepEqual(result.keys, expected);
-    assert.deepEqual(host.server('echo')!.spawnEnv, { ...runnableEnv(), FORWARDED: 'forwarded-value', DEFAULTED: 'fallback', LITERAL: 'plain' });
+    assert.deepEqual(host.server('echo')!.spawnEnv, {
+      ...runnableEnv(),
+      FORWARDED: 'forwarded-value',
+      DEFAULTED: 'fallback',
+      LITERAL: 'plain',
+    });
   });
 
   test('args are expanded and an argument whose variable is unset is dropped', async () => {
@@ -182,8 +189,15 @@ describe('tool host with fixture servers', () => {
   test('list_tools is answered from the registry and filters by words', async () => {
     const all = (await host.callTool('list_tools', {})) as { tools: Array<{ name: string; server: string; params: string[] }> };
     assert.equal(all.tools.length, host.listTools().length);
-    const found = (await host.callTool('list_tools', { query: 'remote echo' })) as { tools: Array<{ name: string; server: string; params: string[] }> };
-    assert.deepEqual(found.tools[0], { name: 'remote_echo', description: 'Echo the text back, from a remote server.', params: ['text'], server: 'remote' });
+    const found = (await host.callTool('list_tools', { query: 'remote echo' })) as {
+      tools: Array<{ name: string; server: string; params: string[] }>;
+    };
+    assert.deepEqual(found.tools[0], {
+      name: 'remote_echo',
+      description: 'Echo the text back, from a remote server.',
+      params: ['text'],
+      server: 'remote',
+    });
     assert.ok(found.tools.some((t) => t.name === 'echo'));
     assert.ok(!found.tools.some((t) => t.name === 'sleep'));
     const none = (await host.callTool('list_tools', { query: 'zebra' })) as { tools: unknown[] };
@@ -220,7 +234,10 @@ describe('tool host with fixture servers', () => {
 
     // While it is down: calls fail at once, /v1/tools no longer lists its tools, health says degraded.
     const down = await failure(host.callTool('alive', {}));
-    assert.deepEqual([down.status, down.code, down.message], [503, 'tool_unavailable', 'Tool "alive" is unavailable: its server "exits" is not running. Retry in 1 s.']);
+    assert.deepEqual(
+      [down.status, down.code, down.message],
+      [503, 'tool_unavailable', 'Tool "alive" is unavailable: its server "exits" is not running. Retry in 1 s.'],
+    );
     assert.equal(down.headers['Retry-After'], '1');
     assert.ok(!host.listTools().some((t) => t.name === 'alive'));
     const health = host.health();
@@ -234,7 +251,10 @@ describe('tool host with fixture servers', () => {
     assert.ok(host.listTools().some((t) => t.name === 'crash_now'));
     const healed = host.health();
     assert.equal(healed.degraded, false);
-    assert.deepEqual(healed.fields.tool_servers.find((s) => s.name === 'exits'), { name: 'exits', status: 'up', tools: 2, restarts: 1 });
+    assert.deepEqual(
+      healed.fields.tool_servers.find((s) => s.name === 'exits'),
+      { name: 'exits', status: 'up', tools: 2, restarts: 1 },
+    );
     assert.ok(lines.some((l) => l.msg === 'tool server down' && l.server === 'exits' && l.reason === 'exited with code 3'));
   });
 
@@ -242,7 +262,15 @@ describe('tool host with fixture servers', () => {
     const health = host.health();
     assert.deepEqual(
       health.fields.tool_servers.map((s) => [s.name, s.status]),
-      [['echo', 'up'], ['slow', 'up'], ['exits', 'up'], ['changing', 'up'], ['shouty', 'up'], ['remote', 'up'], ['off', 'disabled']],
+      [
+        ['echo', 'up'],
+        ['slow', 'up'],
+        ['exits', 'up'],
+        ['changing', 'up'],
+        ['shouty', 'up'],
+        ['remote', 'up'],
+        ['off', 'disabled'],
+      ],
     );
     assert.equal(health.degraded, false);
     assert.equal(host.server('off'), undefined);
@@ -299,8 +327,14 @@ describe('tool host start-up rules', () => {
     });
     try {
       await host.start();
-      assert.deepEqual(host.listTools().map((t) => t.name), ['list_tools']);
-      await waitFor('crash-loop', () => host.server('crashing')!.status === 'crash-loop' && host.server('missing')!.status === 'crash-loop');
+      assert.deepEqual(
+        host.listTools().map((t) => t.name),
+        ['list_tools'],
+      );
+      await waitFor(
+        'crash-loop',
+        () => host.server('crashing')!.status === 'crash-loop' && host.server('missing')!.status === 'crash-loop',
+      );
       const health = host.health();
       assert.equal(health.degraded, true);
       const crashing = health.fields.tool_servers.find((s) => s.name === 'crashing')!;

@@ -7,15 +7,28 @@ import { capturingLogger, fixtureServer, runnableEnv, waitFor } from './fixture-
 const tool = (name: string) => ({ name, inputSchema: { type: 'object' as const } });
 
 test('buildRegistryLenient: a name stays with the server that had it; a newcomer earlier in config order is reported, not routed', () => {
-  const start = buildRegistryLenient([{ server: 'later', prefix: '', tools: [tool('read')] }, { server: 'early', prefix: '', tools: [] }], [], () => assert.fail('no clash yet'));
+  const start = buildRegistryLenient(
+    [
+      { server: 'later', prefix: '', tools: [tool('read')] },
+      { server: 'early', prefix: '', tools: [] },
+    ],
+    [],
+    () => assert.fail('no clash yet'),
+  );
   const clashes: DuplicateToolError[] = [];
   const servers = [
     { server: 'early', prefix: '', tools: [tool('read'), tool('write')] },
     { server: 'later', prefix: '', tools: [tool('read')] },
   ];
   const next = buildRegistryLenient(servers, [], (clash) => clashes.push(clash), start);
-  assert.deepEqual([...next.values()].map((e) => `${e.server}:${e.publicName}`), ['early:write', 'later:read']);
-  assert.deepEqual(clashes.map((c) => c.servers), [['later', 'early']]);
+  assert.deepEqual(
+    [...next.values()].map((e) => `${e.server}:${e.publicName}`),
+    ['early:write', 'later:read'],
+  );
+  assert.deepEqual(
+    clashes.map((c) => c.servers),
+    [['later', 'early']],
+  );
   // With no previous owner, config order decides.
   const fresh = buildRegistryLenient(servers, [], () => undefined);
   assert.equal(fresh.get('read')!.server, 'early');
@@ -24,7 +37,11 @@ test('buildRegistryLenient: a name stays with the server that had it; a newcomer
 test('a server that gains a name another running server has: the owner keeps it, the clash is an error log, health counts routed tools', async () => {
   const { logger, lines } = capturingLogger();
   // "changing" comes first in config order, yet "echo" had the name first.
-  const host = createToolHost({ servers: { changing: fixtureServer('list-changed'), echo: fixtureServer('echo') }, env: runnableEnv(), logger });
+  const host = createToolHost({
+    servers: { changing: fixtureServer('list-changed'), echo: fixtureServer('echo') },
+    env: runnableEnv(),
+    logger,
+  });
   try {
     await host.start();
     await host.callTool('add_tool', { name: 'echo' });

@@ -29,7 +29,11 @@ describe('input and output schemas, checked by the host', () => {
     ];
     for (const [tool, args, param, message] of cases) {
       const err = await failure(host.callTool(tool, args));
-      assert.deepEqual([err.status, err.code, err.param, err.message], [400, 'invalid_tool_arguments', param, message], `${tool} ${JSON.stringify(args)}`);
+      assert.deepEqual(
+        [err.status, err.code, err.param, err.message],
+        [400, 'invalid_tool_arguments', param, message],
+        `${tool} ${JSON.stringify(args)}`,
+      );
     }
     assert.deepEqual(await host.callTool('add', { a: 1, b: 2 }), { sum: 3 });
     assert.deepEqual(await host.callTool('count', { n: 2, unit: 'kg' }), { n: 2 });

@@ -62,7 +62,10 @@ function errorOf(result: CallToolResult) {
 
 test('lists tools with JSON Schemas for input and output', async () => {
   const { tools: listed } = await client.listTools();
-  assert.deepEqual(listed.map((t) => t.name), ['add', 'lookup', 'bad_output', 'throws']);
+  assert.deepEqual(
+    listed.map((t) => t.name),
+    ['add', 'lookup', 'bad_output', 'throws'],
+  );
   const add = listed[0];
   assert.deepEqual(add.inputSchema.required, ['a', 'b']);
   assert.deepEqual(Object.keys(add.inputSchema.properties ?? {}), ['a', 'b']);
@@ -78,7 +81,9 @@ test('success: structuredContent plus the same JSON as text', async () => {
 
 test('invalid arguments → invalid_arguments naming the field', async () => {
   const result = (await client.callTool({ name: 'add', arguments: { a: 2, b: 'x' } })) as CallToolResult;
-  assert.deepEqual(errorOf(result), { error: { code: 'invalid_arguments', message: 'b: Invalid input: expected number, received string', param: 'b' } });
+  assert.deepEqual(errorOf(result), {
+    error: { code: 'invalid_arguments', message: 'b: Invalid input: expected number, received string', param: 'b' },
+  });
 });
 
 test("a tool's ToolError becomes an isError result with its code", async () => {

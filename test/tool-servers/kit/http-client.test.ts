@@ -16,8 +16,10 @@ before(async () => {
       seen.push({ method: req.method, headers: req.headers, body });
       if (req.url === '/json') res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
       else if (req.url === '/not-json') res.writeHead(200).end('<html>');
-      else if (req.url === '/latin1') res.writeHead(200, { 'content-type': 'text/plain; charset="ISO-8859-1"' }).end(Buffer.from('Café crème', 'latin1'));
-      else if (req.url === '/sjis') res.writeHead(200, { 'content-type': 'text/plain; charset=Shift_JIS' }).end(Buffer.from([0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]));
+      else if (req.url === '/latin1')
+        res.writeHead(200, { 'content-type': 'text/plain; charset="ISO-8859-1"' }).end(Buffer.from('Café crème', 'latin1'));
+      else if (req.url === '/sjis')
+        res.writeHead(200, { 'content-type': 'text/plain; charset=Shift_JIS' }).end(Buffer.from([0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]));
       else if (req.url === '/unknown-charset') res.writeHead(200, { 'content-type': 'text/plain; charset=x-no-such' }).end('naïve');
       else if (req.url === '/big') res.writeHead(200).end('x'.repeat(10_000));
       else if (req.url === '/status') res.writeHead(429).end('slow down');
@@ -66,10 +68,17 @@ test('a body over the size cap fails with too_large', async () => {
 });
 
 test('a slow server fails with timeout; the caller signal fails with aborted', async () => {
-  await assert.rejects(httpRequest(`${base}/hang`, { timeoutMs: 200 }), { name: 'HttpFailure', kind: 'timeout', message: 'timed out after 200 ms' });
+  await assert.rejects(httpRequest(`${base}/hang`, { timeoutMs: 200 }), {
+    name: 'HttpFailure',
+    kind: 'timeout',
+    message: 'timed out after 200 ms',
+  });
   const controller = new AbortController();
   setTimeout(() => controller.abort(), 100);
-  await assert.rejects(httpRequest(`${base}/hang`, { signal: controller.signal, timeoutMs: 5000 }), { name: 'HttpFailure', kind: 'aborted' });
+  await assert.rejects(httpRequest(`${base}/hang`, { signal: controller.signal, timeoutMs: 5000 }), {
+    name: 'HttpFailure',
+    kind: 'aborted',
+  });
 });
 
 test('a refused connection is a network failure without the URL in the message', async () => {

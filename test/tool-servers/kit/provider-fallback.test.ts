@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeFailure, firstAvailable, HttpFailure, HttpStatusError, ToolError, type Provider } from '../../../tool-servers/kit/index.js';
+import {
+  describeFailure,
+  firstAvailable,
+  HttpFailure,
+  HttpStatusError,
+  ToolError,
+  type Provider,
+} from '../../../tool-servers/kit/index.js';
 
 const signal = new AbortController().signal;
 
@@ -21,7 +28,11 @@ test('falls through failing, skipped and empty providers to the first real answe
     ],
     { signal, isEmpty: (v: string[]) => v.length === 0 },
   );
-  assert.deepEqual(result, { provider: 'good', value: ['answer'], failures: ['keyless: skipped (no KEY)', 'broken: HTTP 500', 'empty: no results'] });
+  assert.deepEqual(result, {
+    provider: 'good',
+    value: ['answer'],
+    failures: ['keyless: skipped (no KEY)', 'broken: HTTP 500', 'empty: no results'],
+  });
 });
 
 test('every provider failing → upstream_unavailable listing what each said', async () => {
@@ -38,7 +49,11 @@ test('every provider failing → upstream_unavailable listing what each said', a
       ],
       { signal },
     ),
-    { name: 'ToolError', code: 'upstream_unavailable', message: 'All providers failed: a: HTTP 429 (rate limited); b: timed out after 100 ms; c: skipped (not configured)' },
+    {
+      name: 'ToolError',
+      code: 'upstream_unavailable',
+      message: 'All providers failed: a: HTTP 429 (rate limited); b: timed out after 100 ms; c: skipped (not configured)',
+    },
   );
 });
 
@@ -52,11 +67,16 @@ test('every answering provider empty → not_found', async () => {
 test('a final error or a non-upstream ToolError stops the chain', async () => {
   const final = new Error('does not exist');
   await assert.rejects(
-    firstAvailable([provider('a', async () => Promise.reject(final)), provider('b', async () => 1)], { signal, isFinal: (e) => e === final }),
+    firstAvailable([provider('a', async () => Promise.reject(final)), provider('b', async () => 1)], {
+      signal,
+      isFinal: (e) => e === final,
+    }),
     (err) => err === final,
   );
   await assert.rejects(
-    firstAvailable([provider('a', async () => Promise.reject(new ToolError('invalid_arguments', 'bad'))), provider('b', async () => 1)], { signal }),
+    firstAvailable([provider('a', async () => Promise.reject(new ToolError('invalid_arguments', 'bad'))), provider('b', async () => 1)], {
+      signal,
+    }),
     { code: 'invalid_arguments' },
   );
 });
@@ -64,7 +84,10 @@ test('a final error or a non-upstream ToolError stops the chain', async () => {
 test('a cancelled signal stops before asking anyone', async () => {
   const controller = new AbortController();
   controller.abort();
-  await assert.rejects(firstAvailable([provider('a', async () => 1)], { signal: controller.signal }), { code: 'timeout', message: 'The call was cancelled.' });
+  await assert.rejects(firstAvailable([provider('a', async () => 1)], { signal: controller.signal }), {
+    code: 'timeout',
+    message: 'The call was cancelled.',
+  });
 });
 
 test('deadlineMs bounds the whole chain: the provider being asked is stopped, later ones are not asked, and all are listed', async () => {
@@ -85,7 +108,8 @@ test('deadlineMs bounds the whole chain: the provider being asked is stopped, la
     {
       name: 'ToolError',
       code: 'upstream_unavailable',
-      message: 'All providers failed: a: timed out after 60 ms; b: stopped at the 120 ms deadline; c: not asked (the 120 ms deadline had passed); d: skipped (not configured)',
+      message:
+        'All providers failed: a: timed out after 60 ms; b: stopped at the 120 ms deadline; c: not asked (the 120 ms deadline had passed); d: skipped (not configured)',
     },
   );
   assert.deepEqual(asked, ['a', 'b']);
@@ -97,21 +121,43 @@ test('deadlineMs reaches each provider through its signal, and a chain that ends
   const result = await firstAvailable([{ name: 'a', run: async (s: AbortSignal) => ((seen = s), 1) }], { signal, deadlineMs: 50 });
   assert.equal(result.value, 1);
   assert.equal(seen?.aborted, false);
-  const stuck = firstAvailable([{ name: 'a', run: (s: AbortSignal) => new Promise<number>((_resolve, reject) => s.addEventListener('abort', () => reject(new HttpFailure('aborted', 'cancelled')))) }], { signal, deadlineMs: 50 });
+  const stuck = firstAvailable(
+    [
+      {
+        name: 'a',
+        run: (s: AbortSignal) =>
+          new Promise<number>((_resolve, reject) => s.addEventListener('abort', () => reject(new HttpFailure('aborted', 'cancelled')))),
+      },
+    ],
+    { signal, deadlineMs: 50 },
+  );
   await assert.rejects(stuck, { message: 'All providers failed: a: stopped at the 50 ms deadline' });
 });
 
 test('isNotFound: a provider saying "does not exist" does not stop the chain; only all of them saying so is that error', async () => {
   const gone = (detail: string) => new ToolError('not_found', `gone (${detail})`);
   const isNotFound = (err: unknown) => err instanceof ToolError && err.code === 'not_found';
-  const found = await firstAvailable([provider('a', async () => Promise.reject(gone('a'))), provider('b', async () => 2)], { signal, isNotFound });
+  const found = await firstAvailable([provider('a', async () => Promise.reject(gone('a'))), provider('b', async () => 2)], {
+    signal,
+    isNotFound,
+  });
   assert.deepEqual(found, { provider: 'b', value: 2, failures: ['a: gone (a)'] });
   await assert.rejects(
-    firstAvailable([provider('a', async () => Promise.reject(gone('a'))), provider('b', async () => Promise.reject(gone('b'))), provider('c', async () => 3, { available: false })], { signal, isNotFound }),
+    firstAvailable(
+      [
+        provider('a', async () => Promise.reject(gone('a'))),
+        provider('b', async () => Promise.reject(gone('b'))),
+        provider('c', async () => 3, { available: false }),
+      ],
+      { signal, isNotFound },
+    ),
     (err) => err instanceof ToolError && err.message === 'gone (b)',
   );
   await assert.rejects(
-    firstAvailable([provider('a', async () => Promise.reject(gone('a'))), provider('b', async () => Promise.reject(new HttpStatusError(500, '')))], { signal, isNotFound }),
+    firstAvailable(
+      [provider('a', async () => Promise.reject(gone('a'))), provider('b', async () => Promise.reject(new HttpStatusError(500, '')))],
+      { signal, isNotFound },
+    ),
     { code: 'upstream_unavailable', message: 'All providers failed: a: gone (a); b: HTTP 500' },
   );
 });
@@ -138,5 +184,8 @@ test('each provider gets the request with the signal; one that says it cannot an
     value: 2,
     failures: ['usd-only: skipped (prices in USD only)'],
   });
-  assert.deepEqual(seen, [['usd-only', { currency: 'usd' }], ['any', { currency: 'eur' }]]);
+  assert.deepEqual(seen, [
+    ['usd-only', { currency: 'usd' }],
+    ['any', { currency: 'eur' }],
+  ]);
 });

@@ -12,7 +12,12 @@ function startServer() {
   // An initialize request proves it is serving before we stop it.
   const ready = new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
   child.stdin.write(
-    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) + '\n',
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    }) + '\n',
   );
   return { child, exited, ready };
 }

@@ -11,7 +11,10 @@ const schema = z.object({
   RANK: envFlag().default(false),
   ORDER: envNameList(['alpha', 'beta', 'gamma']).default(['alpha', 'beta']),
   KEY: z.string().optional(),
-  NAMED: z.string().refine((value) => value !== 'bad', 'NAMED: says its own name').optional(),
+  NAMED: z
+    .string()
+    .refine((value) => value !== 'bad', 'NAMED: says its own name')
+    .optional(),
 });
 
 test('unset and blank variables take the defaults; only the schema keys are read', () => {

@@ -13,7 +13,9 @@ import type { KnowledgeHit } from '../../../tool-servers/knowledge/knowledge-ind
 type Hit = KnowledgeHit;
 
 interface Connected {
-  call(args: Record<string, unknown>): Promise<{ isError: boolean; results: Hit[]; error?: { code: string; message: string; param?: string } }>;
+  call(
+    args: Record<string, unknown>,
+  ): Promise<{ isError: boolean; results: Hit[]; error?: { code: string; message: string; param?: string } }>;
   client: Client;
   logs: Array<Record<string, unknown>>;
   close(): Promise<void>;
@@ -40,7 +42,11 @@ async function connect(env: Record<string, string | undefined>, cwd?: string): P
       const result = await client.callTool({ name: 'knowledge_search', arguments: args });
       if (result.isError) {
         const text = (result.content as Array<{ text: string }>)[0].text;
-        return { isError: true, results: [], error: (JSON.parse(text) as { error: { code: string; message: string; param?: string } }).error };
+        return {
+          isError: true,
+          results: [],
+          error: (JSON.parse(text) as { error: { code: string; message: string; param?: string } }).error,
+        };
       }
       const structured = result.structuredContent as { query: string; results: Hit[] };
       assert.equal(structured.query, String(args.query).trim());
@@ -68,7 +74,10 @@ describe('knowledge_search over the real corpus', () => {
 
   test('the server lists knowledge_search with its input schema', async () => {
     const { tools } = await knowledge.client.listTools();
-    assert.deepEqual(tools.map((tool) => tool.name), ['knowledge_search']);
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      ['knowledge_search'],
+    );
     assert.deepEqual(tools[0].inputSchema.required, ['query']);
     assert.deepEqual(Object.keys(tools[0].inputSchema.properties ?? {}), ['query', 'project', 'limit']);
   });
@@ -90,7 +99,7 @@ describe('knowledge_search over the real corpus', () => {
     }
   });
 
-  test('a hit carries project, title, section, a bounded snippet, a score, its source and the page\'s as_of date', async () => {
+  test("a hit carries project, title, section, a bounded snippet, a score, its source and the page's as_of date", async () => {
     const { results } = await knowledge.call({ query: 'How many SKY do I get for one MKR?', limit: 1 });
     assert.equal(results.length, 1);
     const [hit] = results;
@@ -117,7 +126,10 @@ describe('knowledge_search over the real corpus', () => {
       assert.ok(file.includes(hit.snippet.replace(/…$/, '')), `${hit.title}: ${hit.snippet}`);
     }
     const scores = results.map((hit) => hit.score);
-    assert.deepEqual(scores, [...scores].sort((a, b) => b - a));
+    assert.deepEqual(
+      scores,
+      [...scores].sort((a, b) => b - a),
+    );
   });
 
   test('token symbols and aliases find their project', async () => {
@@ -187,7 +199,11 @@ describe('knowledge_search over the real corpus', () => {
   });
 
   test('a question about a name the corpus never uses is empty, unless a project is named or chosen too', async () => {
-    for (const query of ['How do I bridge my tokens to Avalanche?', 'What are the trading fees on PancakeSwap?', 'How do I open an account on Binance?']) {
+    for (const query of [
+      'How do I bridge my tokens to Avalanche?',
+      'What are the trading fees on PancakeSwap?',
+      'How do I open an account on Binance?',
+    ]) {
       assert.deepEqual((await knowledge.call({ query })).results, [], query);
     }
     const named = await knowledge.call({ query: 'Can I bridge from Avalanche to Arbitrum?' });
@@ -199,7 +215,12 @@ describe('knowledge_search over the real corpus', () => {
   test('a lower-case word no passage contains guards like a foreign name, unless the question names a project', async () => {
     // "bitcoin", "osmosis", "sui" (only a prefix of "suite"), "sonic" are in no page; the bridge, swap and airdrop
     // passages share only common words with these questions.
-    const nearMisses = ['how do i bridge ETH to bitcoin', 'how does osmosis swap work', 'how to bridge from sui to ethereum', 'sonic chain airdrop'];
+    const nearMisses = [
+      'how do i bridge ETH to bitcoin',
+      'how does osmosis swap work',
+      'how to bridge from sui to ethereum',
+      'sonic chain airdrop',
+    ];
     for (const query of nearMisses) {
       assert.deepEqual((await knowledge.call({ query })).results, [], query);
     }
@@ -284,7 +305,10 @@ describe('an operator-managed corpus folder', () => {
     writeFileSync(join(dir, 'gnosis-chain.md'), GNOSIS_CHAIN);
     const restarted = await connect({ KNOWLEDGE_DIR: dir });
     const { results } = await restarted.call({ query: 'Gnosis Chain xDAI validators' });
-    assert.deepEqual([results[0].project, results[0].section, results[0].source_url], ['Gnosis Chain', 'How it works', 'https://docs.gnosischain.com']);
+    assert.deepEqual(
+      [results[0].project, results[0].section, results[0].source_url],
+      ['Gnosis Chain', 'How it works', 'https://docs.gnosischain.com'],
+    );
     const byAlias = await restarted.call({ query: 'validators', project: 'xDai Chain' });
     assert.deepEqual([...new Set(byAlias.results.map((hit) => hit.project))], ['Gnosis Chain']);
     assert.ok(restarted.logs.some((line) => line.msg === 'knowledge corpus loaded' && line.projects === 3));
@@ -307,10 +331,22 @@ describe('an operator-managed corpus folder', () => {
     assert.deepEqual(skipped, [
       ['bad-link.md', 'front matter links.website: Invalid URL', 'skipping malformed knowledge file bad-link.md'],
       ['bad-yaml.md', skipped.find((s) => s[0] === 'bad-yaml.md')?.[1], 'skipping malformed knowledge file bad-yaml.md'],
-      ['no-category.md', 'front matter category: Invalid input: expected string, received undefined', 'skipping malformed knowledge file no-category.md'],
-      ['no-front-matter.md', 'no YAML front matter (the file must start with a --- block)', 'skipping malformed knowledge file no-front-matter.md'],
+      [
+        'no-category.md',
+        'front matter category: Invalid input: expected string, received undefined',
+        'skipping malformed knowledge file no-category.md',
+      ],
+      [
+        'no-front-matter.md',
+        'no YAML front matter (the file must start with a --- block)',
+        'skipping malformed knowledge file no-front-matter.md',
+      ],
       ['no-sections.md', 'no "## " sections with text', 'skipping malformed knowledge file no-sections.md'],
-      ['zz-uniswap-copy.md', 'project name "Uniswap" is already defined in uniswap.md', 'skipping malformed knowledge file zz-uniswap-copy.md'],
+      [
+        'zz-uniswap-copy.md',
+        'project name "Uniswap" is already defined in uniswap.md',
+        'skipping malformed knowledge file zz-uniswap-copy.md',
+      ],
     ]);
     assert.match(String(skipped[1][1]), /^front matter is not valid YAML: /);
     assert.ok(knowledge.logs.some((line) => line.msg === 'knowledge corpus loaded' && line.projects === 2));
@@ -331,10 +367,18 @@ describe('an operator-managed corpus folder', () => {
   test('a missing folder is logged and every search answers empty', async () => {
     const missing = join(dir, 'does-not-exist');
     const knowledge = await connect({ KNOWLEDGE_DIR: missing });
-    assert.ok(knowledge.logs.some((line) => line.level === 50 && line.dir === missing && line.msg === 'knowledge folder cannot be read; the corpus is empty'));
+    assert.ok(
+      knowledge.logs.some(
+        (line) => line.level === 50 && line.dir === missing && line.msg === 'knowledge folder cannot be read; the corpus is empty',
+      ),
+    );
     assert.deepEqual((await knowledge.call({ query: 'Uniswap' })).results, []);
     const filtered = await knowledge.call({ query: 'Uniswap', project: 'Uniswap' });
-    assert.deepEqual(filtered.error, { code: 'invalid_arguments', message: 'Unknown project "Uniswap". Known projects: .', param: 'project' });
+    assert.deepEqual(filtered.error, {
+      code: 'invalid_arguments',
+      message: 'Unknown project "Uniswap". Known projects: .',
+      param: 'project',
+    });
     await knowledge.close();
   });
 });

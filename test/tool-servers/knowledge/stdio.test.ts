@@ -18,7 +18,11 @@ before(async () => {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ['dist/tool-servers/knowledge/main.js'],
-    env: { PATH: process.env.PATH ?? '', KNOWLEDGE_DIR: dir, ...(process.env.NODE_V8_COVERAGE ? { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE } : {}) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      KNOWLEDGE_DIR: dir,
+      ...(process.env.NODE_V8_COVERAGE ? { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE } : {}),
+    },
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (chunk: Buffer) => {

@@ -4,8 +4,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createOnchainServer, type OnchainServerOptions } from '../../../tool-servers/onchain/server.js';
 
 export type ToolOutcome =
-  | { ok: true; result: Record<string, unknown> }
-  | { ok: false; error: { code: string; message: string; param?: string } };
+  { ok: true; result: Record<string, unknown> } | { ok: false; error: { code: string; message: string; param?: string } };
 
 export interface OnchainTestClient {
   client: Client;

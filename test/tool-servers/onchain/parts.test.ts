@@ -39,7 +39,10 @@ describe('chain list', () => {
     assert.equal(chains.resolve('ethereum').tokens.USDC, '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48');
     assert.equal(chains.resolve('ethereum').ens?.universalResolver.toLowerCase(), '0xeeeeeeee14d718c2b47d9923deab1335e144eeee');
     assert.equal(chains.resolve('local').ens, undefined);
-    assert.throws(() => chains.resolve('solana'), (err: unknown) => err instanceof ToolError && err.code === 'invalid_arguments' && err.param === 'chain');
+    assert.throws(
+      () => chains.resolve('solana'),
+      (err: unknown) => err instanceof ToolError && err.code === 'invalid_arguments' && err.param === 'chain',
+    );
   });
 
   test('the shipped gateway config forwards the per-chain variables of every chain, and of one added later, to the onchain server', () => {
@@ -90,7 +93,10 @@ describe('chain list', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     assert.throws(() => createOnchainServer({ env: { RPC_TIMEOUT_MS: 'soon' } }), /RPC_TIMEOUT_MS must be a positive integer/);
-    assert.throws(() => createOnchainServer({ env: { ONCHAIN_CACHE_MAX_TTL_MS: '-1' } }), /ONCHAIN_CACHE_MAX_TTL_MS must be a non-negative integer/);
+    assert.throws(
+      () => createOnchainServer({ env: { ONCHAIN_CACHE_MAX_TTL_MS: '-1' } }),
+      /ONCHAIN_CACHE_MAX_TTL_MS must be a non-negative integer/,
+    );
     assert.throws(() => createOnchainServer({ env: { RPC_DEADLINE_MS: '0' } }), /RPC_DEADLINE_MS must be a positive integer/);
     assert.throws(() => createOnchainServer({ env: { RPC_RANK: 'yes' } }), /RPC_RANK must be true or false/);
   });
@@ -98,9 +104,18 @@ describe('chain list', () => {
   test('a misspelt or retired key in the chain list is refused, naming where', () => {
     const chain = { id: 5, name: 'X', native_symbol: 'X', block_time_ms: 1000, rpc_urls: ['http://127.0.0.1:1'] };
     assert.doesNotThrow(() => buildChainRegistry({ chains: { x: chain } }, {}));
-    assert.throws(() => buildChainRegistry({ chains: { x: { ...chain, rpc_url: 'http://h' } } }, {}), /^Error: invalid chain list at chains\.x: Unrecognized key: "rpc_url"/);
-    const withRegistry = { ...chain, ens: { universal_resolver: '0xeeeeeeee14d718c2b47d9923deab1335e144eeee', registry: '0x00000000000C2E074eC69A0dFb2997BA6C7d2e1e' } };
-    assert.throws(() => buildChainRegistry({ chains: { x: withRegistry } }, {}), /^Error: invalid chain list at chains\.x\.ens: Unrecognized key: "registry"/);
+    assert.throws(
+      () => buildChainRegistry({ chains: { x: { ...chain, rpc_url: 'http://h' } } }, {}),
+      /^Error: invalid chain list at chains\.x: Unrecognized key: "rpc_url"/,
+    );
+    const withRegistry = {
+      ...chain,
+      ens: { universal_resolver: '0xeeeeeeee14d718c2b47d9923deab1335e144eeee', registry: '0x00000000000C2E074eC69A0dFb2997BA6C7d2e1e' },
+    };
+    assert.throws(
+      () => buildChainRegistry({ chains: { x: withRegistry } }, {}),
+      /^Error: invalid chain list at chains\.x\.ens: Unrecognized key: "registry"/,
+    );
   });
 });
 
@@ -125,7 +140,7 @@ describe('rpc failure messages', () => {
   const nodeError = (message: string) =>
     new RpcRequestError({ body: { method: 'eth_call' }, error: { code: -32005, message }, url: 'https://rpc.example/v2/SECRETKEY' });
 
-  test('a node error carries the node\'s own short message, ending in one full stop', () => {
+  test("a node error carries the node's own short message, ending in one full stop", () => {
     assert.equal(describeRpcFailure(nodeError('rate limited.')), 'node error -32005: rate limited');
     assert.equal(toToolError(nodeError('rate limited.'), chain).message, 'RPC unavailable for Local: node error -32005: rate limited.');
     assert.equal(describeRpcFailure(nodeError('')), 'node error -32005');
@@ -157,7 +172,10 @@ describe('read cache', () => {
     assert.equal(cache.peek('a'), undefined);
     assert.equal(await cache.get('a', 100, load), 2);
 
-    await assert.rejects(cache.get('b', 100, async () => Promise.reject(new Error('down'))), /down/);
+    await assert.rejects(
+      cache.get('b', 100, async () => Promise.reject(new Error('down'))),
+      /down/,
+    );
     assert.equal(await cache.get('b', 100, async () => 'up'), 'up');
 
     // TTL 0 shares the flight but stores nothing; the oldest entry goes past maxEntries.
@@ -193,6 +211,9 @@ describe('small parsers', () => {
     assert.deepEqual(parseBlockSelector('SAFE'), { blockTag: 'safe' });
     const hash = `0x${'Ab'.repeat(32)}`;
     assert.deepEqual(parseBlockSelector(hash), { blockHash: hash.toLowerCase() });
-    assert.throws(() => parseBlockSelector('-1'), (err: unknown) => err instanceof ToolError && err.param === 'block');
+    assert.throws(
+      () => parseBlockSelector('-1'),
+      (err: unknown) => err instanceof ToolError && err.param === 'block',
+    );
   });
 });

@@ -13,7 +13,9 @@ export interface JsonRpcCall {
   params?: unknown[];
 }
 
-export type JsonRpcAnswer = { jsonrpc: '2.0'; id: number | string } & ({ result: unknown } | { error: { code: number; message: string; data?: unknown } });
+export type JsonRpcAnswer = { jsonrpc: '2.0'; id: number | string } & (
+  { result: unknown } | { error: { code: number; message: string; data?: unknown } }
+);
 
 export interface RpcProxyOptions {
   /** An answer for this call (sent with HTTP 200), or undefined to pass it to the node. */

@@ -167,7 +167,7 @@ describe('immutable reads', () => {
     }
   });
 
-  test('get_block keeps its described output in the cache, not viem\'s block with the transaction list', async () => {
+  test("get_block keeps its described output in the cache, not viem's block with the transaction list", async () => {
     const context = createOnchainContext({ chains: loadChains(chain.env()) });
     const tool = getBlockTool(context);
     const receipt = await chain.node.publicClient.getTransactionReceipt({ hash: chain.tx.transfer });
@@ -184,17 +184,25 @@ describe('a node answering JSON-RPC errors inside HTTP 200', () => {
     id: call.id,
     error: { code: -32005, message: 'daily request count exceeded, request rate limited' },
   });
-  const limitedMessage = { code: 'upstream_unavailable', message: 'RPC unavailable for Local: node error -32005: daily request count exceeded, request rate limited.' };
+  const limitedMessage = {
+    code: 'upstream_unavailable',
+    message: 'RPC unavailable for Local: node error -32005: daily request count exceeded, request rate limited.',
+  };
 
   for (const multicall of [true, false]) {
     test(`a rate-limited eth_call is upstream_unavailable, never "no token" (${multicall ? 'Multicall3' : 'JSON-RPC batch'})`, async () => {
-      const limited = await startRpcProxy(chain.node.url, { answer: (call) => (call.method === 'eth_call' ? rateLimited(call) : undefined) });
+      const limited = await startRpcProxy(chain.node.url, {
+        answer: (call) => (call.method === 'eth_call' ? rateLimited(call) : undefined),
+      });
       const env = chain.env({ RPC_URL_LOCAL: limited.url });
       if (!multicall) delete env.MULTICALL3_LOCAL;
       const tools = await connectOnchain({ env });
       try {
         assert.deepEqual(await tools.fail('get_token_info', { token: 'TST', chain: 'local' }), limitedMessage);
-        assert.deepEqual(await tools.fail('get_token_balance', { address: chain.holders[1], token: 'TST', chain: 'local' }), limitedMessage);
+        assert.deepEqual(
+          await tools.fail('get_token_balance', { address: chain.holders[1], token: 'TST', chain: 'local' }),
+          limitedMessage,
+        );
       } finally {
         await tools.close();
         await limited.close();
@@ -202,9 +210,10 @@ describe('a node answering JSON-RPC errors inside HTTP 200', () => {
     });
   }
 
-  test('an internal error without revert text or data is the node\'s, not the contract\'s', async () => {
+  test("an internal error without revert text or data is the node's, not the contract's", async () => {
     const failing = await startRpcProxy(chain.node.url, {
-      answer: (call) => (call.method === 'eth_call' ? { jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'internal error' } } : undefined),
+      answer: (call) =>
+        call.method === 'eth_call' ? { jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'internal error' } } : undefined,
     });
     const env = chain.env({ RPC_URL_LOCAL: failing.url });
     delete env.MULTICALL3_LOCAL;
@@ -224,14 +233,22 @@ describe('a node answering JSON-RPC errors inside HTTP 200', () => {
     const withoutMethod = await startRpcProxy(chain.node.url, {
       answer: (call) =>
         call.method === 'eth_maxPriorityFeePerGas'
-          ? { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'the method eth_maxPriorityFeePerGas does not exist/is not available' } }
+          ? {
+              jsonrpc: '2.0',
+              id: call.id,
+              error: { code: -32601, message: 'the method eth_maxPriorityFeePerGas does not exist/is not available' },
+            }
           : undefined,
     });
-    const limited = await startRpcProxy(chain.node.url, { answer: (call) => (call.method === 'eth_maxPriorityFeePerGas' ? rateLimited(call) : undefined) });
+    const limited = await startRpcProxy(chain.node.url, {
+      answer: (call) => (call.method === 'eth_maxPriorityFeePerGas' ? rateLimited(call) : undefined),
+    });
     const derived = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: withoutMethod.url }) });
     const refused = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: limited.url }) });
     try {
-      const gas = await derived.ok<{ gas_price_wei: string; base_fee_wei: string; priority_fee_wei: string }>('get_gas_price', { chain: 'local' });
+      const gas = await derived.ok<{ gas_price_wei: string; base_fee_wei: string; priority_fee_wei: string }>('get_gas_price', {
+        chain: 'local',
+      });
       assert.equal(BigInt(gas.priority_fee_wei), BigInt(gas.gas_price_wei) - BigInt(gas.base_fee_wei));
       assert.deepEqual(await refused.fail('get_gas_price', { chain: 'local' }), limitedMessage);
     } finally {
@@ -311,7 +328,9 @@ describe('fallback and failures', () => {
 
   test('hanging RPCs: each URL is tried once, no retry of the whole list', async () => {
     const hanging = await startHangingServer();
-    const tools = await connectOnchain({ env: chain.env({ RPC_URL_LOCAL: `${hanging.url}/a,${hanging.url}/b,${hanging.url}/c`, RPC_TIMEOUT_MS: '300' }) });
+    const tools = await connectOnchain({
+      env: chain.env({ RPC_URL_LOCAL: `${hanging.url}/a,${hanging.url}/b,${hanging.url}/c`, RPC_TIMEOUT_MS: '300' }),
+    });
     try {
       const started = Date.now();
       assert.deepEqual(await tools.fail('get_eth_balance', { address: chain.holders[0], chain: 'local' }), {
@@ -329,7 +348,11 @@ describe('fallback and failures', () => {
   test('one deadline bounds a whole tool call, naming the chain', async () => {
     const hanging = await startHangingServer();
     const tools = await connectOnchain({
-      env: chain.env({ RPC_URL_LOCAL: `${hanging.url}/a,${hanging.url}/b,${hanging.url}/c`, RPC_TIMEOUT_MS: '1000', RPC_DEADLINE_MS: '400' }),
+      env: chain.env({
+        RPC_URL_LOCAL: `${hanging.url}/a,${hanging.url}/b,${hanging.url}/c`,
+        RPC_TIMEOUT_MS: '1000',
+        RPC_DEADLINE_MS: '400',
+      }),
     });
     try {
       for (const [name, args] of [

@@ -1,7 +1,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { erc20Abi, formatEther, formatGwei, formatUnits, getAddress, size, type Address, type Hash } from 'viem';
-import { ETH_SENT, TOKEN_DECIMALS, TOKEN_SENT, TOKEN_SUPPLY, startLocalChainScenario, type LocalChainScenario } from './local-chain-scenario.js';
+import {
+  ETH_SENT,
+  TOKEN_DECIMALS,
+  TOKEN_SENT,
+  TOKEN_SUPPLY,
+  startLocalChainScenario,
+  type LocalChainScenario,
+} from './local-chain-scenario.js';
 import { connectOnchain, type OnchainTestClient } from './mcp-client.js';
 
 // Every expected value below is read from the node with the test's own viem client.
@@ -93,7 +100,12 @@ describe('get_eth_balance', () => {
 describe('ERC-20 tools', () => {
   test('get_token_balance by contract address applies the decimals exactly', async () => {
     const holder = chain.holders[1];
-    const raw = await chain.node.publicClient.readContract({ address: chain.token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] });
+    const raw = await chain.node.publicClient.readContract({
+      address: chain.token,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [holder],
+    });
     const decimals = await chain.node.publicClient.readContract({ address: chain.token, abi: erc20Abi, functionName: 'decimals' });
     const result = await tools.ok('get_token_balance', { address: holder, token: chain.token.toLowerCase(), chain: 'local' });
     assert.deepEqual(result, {
@@ -109,8 +121,17 @@ describe('ERC-20 tools', () => {
 
   test('get_token_balance accepts a known symbol of the chain, case-insensitively', async () => {
     const holder = chain.holders[0];
-    const raw = await chain.node.publicClient.readContract({ address: chain.token, abi: erc20Abi, functionName: 'balanceOf', args: [holder] });
-    const result = await tools.ok<{ balance_raw: string; balance: string }>('get_token_balance', { address: holder, token: 'tst', chain: 'local' });
+    const raw = await chain.node.publicClient.readContract({
+      address: chain.token,
+      abi: erc20Abi,
+      functionName: 'balanceOf',
+      args: [holder],
+    });
+    const result = await tools.ok<{ balance_raw: string; balance: string }>('get_token_balance', {
+      address: holder,
+      token: 'tst',
+      chain: 'local',
+    });
     assert.equal(result.balance_raw, raw.toString());
     assert.equal(result.balance, formatUnits(TOKEN_SUPPLY - TOKEN_SENT, TOKEN_DECIMALS));
   });
@@ -300,7 +321,10 @@ describe('get_transaction', () => {
     const expected = await expectedFor(chain.tx.creation);
     assert.equal(expected.to, null);
     assert.equal(expected.contract_address, chain.token);
-    assert.deepEqual(await tools.ok('get_transaction', { hash: chain.tx.creation.toUpperCase().replace('0X', '0x'), chain: 'local' }), expected);
+    assert.deepEqual(
+      await tools.ok('get_transaction', { hash: chain.tx.creation.toUpperCase().replace('0X', '0x'), chain: 'local' }),
+      expected,
+    );
   });
 
   test('an EIP-7702 (type 4) transaction', async () => {
@@ -423,7 +447,11 @@ describe('ENS', () => {
     delete env.ENS_UNIVERSAL_RESOLVER_LOCAL;
     const crossChain = await connectOnchain({ env: { ...env, ONCHAIN_CACHE_MAX_TTL_MS: '0' } });
     try {
-      const result = await crossChain.ok<Record<string, unknown>>('get_token_balance', { address: 'alice.eth', token: 'TST', chain: 'local' });
+      const result = await crossChain.ok<Record<string, unknown>>('get_token_balance', {
+        address: 'alice.eth',
+        token: 'TST',
+        chain: 'local',
+      });
       assert.equal(result.address, chain.holders[1]);
       assert.deepEqual(result.resolved_from, { name: 'alice.eth', chain: 'Ethereum' });
       // get_eth_balance keeps exactly its four fields; its description tells where names resolve.
@@ -432,7 +460,11 @@ describe('ENS', () => {
       const { tools: listed } = await crossChain.client.listTools();
       assert.match(listed.find((t) => t.name === 'get_eth_balance')!.description!, /on Ethereum mainnet when the chain has none/);
       // An address given as an address has no resolved_from.
-      const plain = await crossChain.ok<Record<string, unknown>>('get_token_balance', { address: chain.holders[1], token: 'TST', chain: 'local' });
+      const plain = await crossChain.ok<Record<string, unknown>>('get_token_balance', {
+        address: chain.holders[1],
+        token: 'TST',
+        chain: 'local',
+      });
       assert.equal('resolved_from' in plain, false);
     } finally {
       await crossChain.close();
@@ -467,7 +499,10 @@ describe('ENS', () => {
       const forward = await tools.ok<{ address: Address }>('resolve_ens', { name: 'alice.eth', chain: 'local' });
       assert.equal(forward.address, chain.holders[3]);
       assert.equal((await tools.ok<{ name: string | null }>('resolve_ens', { address: chain.holders[1], chain: 'local' })).name, null);
-      assert.equal((await tools.ok<{ name: string | null }>('resolve_ens', { address: chain.holders[3], chain: 'local' })).name, 'alice.eth');
+      assert.equal(
+        (await tools.ok<{ name: string | null }>('resolve_ens', { address: chain.holders[3], chain: 'local' })).name,
+        'alice.eth',
+      );
     } finally {
       await chain.setAliceAddress(chain.holders[1]);
     }

@@ -1,6 +1,12 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { COINCAP_TEST_KEY, startPriceFixtures, USDC_ETHEREUM, USDC_ETHEREUM_CHECKSUMMED, type PriceFixtures } from '../../fixtures/utility/price-fixtures.js';
+import {
+  COINCAP_TEST_KEY,
+  startPriceFixtures,
+  USDC_ETHEREUM,
+  USDC_ETHEREUM_CHECKSUMMED,
+  type PriceFixtures,
+} from '../../fixtures/utility/price-fixtures.js';
 import { connectUtility, type UtilityClient } from '../../fixtures/utility/connect-utility.js';
 import { createUtilityServer } from '../../../tool-servers/utility/server.js';
 import { readUtilitySettings } from '../../../tool-servers/utility/settings.js';
@@ -154,7 +160,10 @@ describe('get_crypto_price', () => {
       assert.equal(bySearch.result?.price, 0.000007123456789);
       assert.deepEqual(
         fixtures.coincap.requests.map((r) => [r.path, r.headers.authorization]),
-        [['/v3/assets/ethereum', `Bearer ${COINCAP_TEST_KEY}`], ['/v3/assets', `Bearer ${COINCAP_TEST_KEY}`]],
+        [
+          ['/v3/assets/ethereum', `Bearer ${COINCAP_TEST_KEY}`],
+          ['/v3/assets', `Bearer ${COINCAP_TEST_KEY}`],
+        ],
       );
     });
 
@@ -237,13 +246,53 @@ describe('get_crypto_price', () => {
     });
 
     const invalid: Array<[string, Record<string, unknown>, { code: string; message: string; param: string }]> = [
-      ['nothing to price', {}, { code: 'invalid_arguments', message: 'Pass one of `symbol` (e.g. "BTC"), `id` (a CoinGecko id such as "bitcoin") or `contract` with `chain`.', param: 'symbol' }],
-      ['symbol and id', { symbol: 'BTC', id: 'bitcoin' }, { code: 'invalid_arguments', message: 'Pass only one of `symbol`, `id` or `contract` (got `symbol` and `id`).', param: 'id' }],
-      ['chain without contract', { symbol: 'BTC', chain: 'base' }, { code: 'invalid_arguments', message: '`chain` goes with `contract`; for a coin, pass `symbol` or `id` alone.', param: 'chain' }],
-      ['contract without chain', { contract: USDC_ETHEREUM }, { code: 'invalid_arguments', message: '`contract` needs `chain` (one of ethereum, base, arbitrum, optimism, polygon, bsc, avalanche).', param: 'chain' }],
-      ['unknown chain', { contract: USDC_ETHEREUM, chain: 'solana' }, { code: 'invalid_arguments', message: 'Unknown chain "solana"; use one of ethereum, base, arbitrum, optimism, polygon, bsc, avalanche.', param: 'chain' }],
-      ['malformed contract', { contract: '0x1234', chain: 'base' }, { code: 'invalid_arguments', message: 'contract: must be 0x followed by 40 hex digits', param: 'contract' }],
-      ['malformed currency', { symbol: 'BTC', currency: 'US Dollar' }, { code: 'invalid_arguments', message: 'currency: must be a currency code such as "usd" or "eur"', param: 'currency' }],
+      [
+        'nothing to price',
+        {},
+        {
+          code: 'invalid_arguments',
+          message: 'Pass one of `symbol` (e.g. "BTC"), `id` (a CoinGecko id such as "bitcoin") or `contract` with `chain`.',
+          param: 'symbol',
+        },
+      ],
+      [
+        'symbol and id',
+        { symbol: 'BTC', id: 'bitcoin' },
+        { code: 'invalid_arguments', message: 'Pass only one of `symbol`, `id` or `contract` (got `symbol` and `id`).', param: 'id' },
+      ],
+      [
+        'chain without contract',
+        { symbol: 'BTC', chain: 'base' },
+        { code: 'invalid_arguments', message: '`chain` goes with `contract`; for a coin, pass `symbol` or `id` alone.', param: 'chain' },
+      ],
+      [
+        'contract without chain',
+        { contract: USDC_ETHEREUM },
+        {
+          code: 'invalid_arguments',
+          message: '`contract` needs `chain` (one of ethereum, base, arbitrum, optimism, polygon, bsc, avalanche).',
+          param: 'chain',
+        },
+      ],
+      [
+        'unknown chain',
+        { contract: USDC_ETHEREUM, chain: 'solana' },
+        {
+          code: 'invalid_arguments',
+          message: 'Unknown chain "solana"; use one of ethereum, base, arbitrum, optimism, polygon, bsc, avalanche.',
+          param: 'chain',
+        },
+      ],
+      [
+        'malformed contract',
+        { contract: '0x1234', chain: 'base' },
+        { code: 'invalid_arguments', message: 'contract: must be 0x followed by 40 hex digits', param: 'contract' },
+      ],
+      [
+        'malformed currency',
+        { symbol: 'BTC', currency: 'US Dollar' },
+        { code: 'invalid_arguments', message: 'currency: must be a currency code such as "usd" or "eur"', param: 'currency' },
+      ],
     ];
     for (const [name, args, expected] of invalid) {
       test(`invalid arguments: ${name}`, async () => {
@@ -291,7 +340,8 @@ describe('get_crypto_price', () => {
       const { error } = await utility.call('get_crypto_price', { id: 'ethereum' });
       assert.deepEqual(error, {
         code: 'upstream_unavailable',
-        message: 'All providers failed: CoinGecko: unexpected response; DefiLlama: unexpected response; Binance: unexpected response; CoinCap: unexpected response',
+        message:
+          'All providers failed: CoinGecko: unexpected response; DefiLlama: unexpected response; Binance: unexpected response; CoinCap: unexpected response',
       });
     });
 
@@ -350,7 +400,10 @@ describe('get_crypto_price', () => {
       assert.equal(fixtures.coingecko.count('/api/v3/simple/price'), 1);
       for (const { result } of results) assert.equal(result?.price, 3456.78);
       // Different currency or asset: its own request.
-      await Promise.all([utility.call('get_crypto_price', { id: 'bitcoin' }), utility.call('get_crypto_price', { id: 'bitcoin', currency: 'eur' })]);
+      await Promise.all([
+        utility.call('get_crypto_price', { id: 'bitcoin' }),
+        utility.call('get_crypto_price', { id: 'bitcoin', currency: 'eur' }),
+      ]);
       assert.equal(fixtures.coingecko.count('/api/v3/simple/price'), 3);
     });
 
@@ -358,7 +411,9 @@ describe('get_crypto_price', () => {
       const utility = await connect();
       fixtures.coingecko.delayMs = 400;
       const controller = new AbortController();
-      const cancelled = utility.client.callTool({ name: 'get_crypto_price', arguments: { symbol: 'ETH' } }, undefined, { signal: controller.signal });
+      const cancelled = utility.client.callTool({ name: 'get_crypto_price', arguments: { symbol: 'ETH' } }, undefined, {
+        signal: controller.signal,
+      });
       const waiting = utility.call('get_crypto_price', { symbol: 'ETH' });
       setTimeout(() => controller.abort(), 100);
       await assert.rejects(cancelled);
@@ -405,7 +460,10 @@ describe('get_crypto_price', () => {
 
   describe('settings', () => {
     const cases: Array<[Record<string, string>, string]> = [
-      [{ PRICE_PROVIDERS: 'coingecko,bogus' }, 'utility: PRICE_PROVIDERS: unknown provider "bogus" (known: coingecko, defillama, binance, coincap)'],
+      [
+        { PRICE_PROVIDERS: 'coingecko,bogus' },
+        'utility: PRICE_PROVIDERS: unknown provider "bogus" (known: coingecko, defillama, binance, coincap)',
+      ],
       [{ COINGECKO_BASE_URL: 'ftp://example.test' }, 'utility: COINGECKO_BASE_URL must be an http(s) URL'],
       [{ OPEN_METEO_BASE_URL: 'not a url' }, 'utility: OPEN_METEO_BASE_URL must be an http(s) URL'],
       [{ PRICE_CACHE_TTL_MS: '60000' }, 'utility: PRICE_CACHE_TTL_MS must be a whole number from 0 to 30000, got "60000"'],
@@ -432,7 +490,10 @@ describe('get_crypto_price', () => {
       assert.equal(readUtilitySettings({ UTILITY_TIMEOUT_MS: '800' }).coincapTimeoutMs, 800);
       const keyed = readUtilitySettings({ COINCAP_API_KEY: 'k' });
       assert.deepEqual([keyed.coincapBaseUrl, keyed.coincapApiKey, keyed.coincapTimeoutMs], ['https://rest.coincap.io', 'k', 5000]);
-      assert.equal(readUtilitySettings({ COINCAP_API_KEY: 'k', COINCAP_BASE_URL: 'http://127.0.0.1:9/' }).coincapBaseUrl, 'http://127.0.0.1:9');
+      assert.equal(
+        readUtilitySettings({ COINCAP_API_KEY: 'k', COINCAP_BASE_URL: 'http://127.0.0.1:9/' }).coincapBaseUrl,
+        'http://127.0.0.1:9',
+      );
     });
   });
 });

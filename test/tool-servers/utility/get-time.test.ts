@@ -26,17 +26,87 @@ describe('get_time', () => {
   });
 
   const cases: Array<{ zone: string; at: string; iso: string; offset: string; dst: boolean; weekday: string }> = [
-    { zone: 'America/New_York', at: '2026-03-08T06:59:59Z', iso: '2026-03-08T01:59:59-05:00', offset: '-05:00', dst: false, weekday: 'Sunday' },
-    { zone: 'America/New_York', at: '2026-03-08T07:00:00Z', iso: '2026-03-08T03:00:00-04:00', offset: '-04:00', dst: true, weekday: 'Sunday' },
-    { zone: 'America/New_York', at: '2026-11-01T05:59:59Z', iso: '2026-11-01T01:59:59-04:00', offset: '-04:00', dst: true, weekday: 'Sunday' },
-    { zone: 'America/New_York', at: '2026-11-01T06:00:00Z', iso: '2026-11-01T01:00:00-05:00', offset: '-05:00', dst: false, weekday: 'Sunday' },
+    {
+      zone: 'America/New_York',
+      at: '2026-03-08T06:59:59Z',
+      iso: '2026-03-08T01:59:59-05:00',
+      offset: '-05:00',
+      dst: false,
+      weekday: 'Sunday',
+    },
+    {
+      zone: 'America/New_York',
+      at: '2026-03-08T07:00:00Z',
+      iso: '2026-03-08T03:00:00-04:00',
+      offset: '-04:00',
+      dst: true,
+      weekday: 'Sunday',
+    },
+    {
+      zone: 'America/New_York',
+      at: '2026-11-01T05:59:59Z',
+      iso: '2026-11-01T01:59:59-04:00',
+      offset: '-04:00',
+      dst: true,
+      weekday: 'Sunday',
+    },
+    {
+      zone: 'America/New_York',
+      at: '2026-11-01T06:00:00Z',
+      iso: '2026-11-01T01:00:00-05:00',
+      offset: '-05:00',
+      dst: false,
+      weekday: 'Sunday',
+    },
     { zone: 'Asia/Kolkata', at: '2026-03-08T07:00:00Z', iso: '2026-03-08T12:30:00+05:30', offset: '+05:30', dst: false, weekday: 'Sunday' },
-    { zone: 'Asia/Kathmandu', at: '2026-07-01T00:00:00Z', iso: '2026-07-01T05:45:00+05:45', offset: '+05:45', dst: false, weekday: 'Wednesday' },
-    { zone: 'America/St_Johns', at: '2026-01-15T12:00:00Z', iso: '2026-01-15T08:30:00-03:30', offset: '-03:30', dst: false, weekday: 'Thursday' },
-    { zone: 'Australia/Lord_Howe', at: '2026-04-04T14:59:59Z', iso: '2026-04-05T01:59:59+11:00', offset: '+11:00', dst: true, weekday: 'Sunday' },
-    { zone: 'Australia/Lord_Howe', at: '2026-04-04T15:00:00Z', iso: '2026-04-05T01:30:00+10:30', offset: '+10:30', dst: false, weekday: 'Sunday' },
-    { zone: 'Australia/Lord_Howe', at: '2026-10-03T15:29:59Z', iso: '2026-10-04T01:59:59+10:30', offset: '+10:30', dst: false, weekday: 'Sunday' },
-    { zone: 'Australia/Lord_Howe', at: '2026-10-03T15:30:00Z', iso: '2026-10-04T02:30:00+11:00', offset: '+11:00', dst: true, weekday: 'Sunday' },
+    {
+      zone: 'Asia/Kathmandu',
+      at: '2026-07-01T00:00:00Z',
+      iso: '2026-07-01T05:45:00+05:45',
+      offset: '+05:45',
+      dst: false,
+      weekday: 'Wednesday',
+    },
+    {
+      zone: 'America/St_Johns',
+      at: '2026-01-15T12:00:00Z',
+      iso: '2026-01-15T08:30:00-03:30',
+      offset: '-03:30',
+      dst: false,
+      weekday: 'Thursday',
+    },
+    {
+      zone: 'Australia/Lord_Howe',
+      at: '2026-04-04T14:59:59Z',
+      iso: '2026-04-05T01:59:59+11:00',
+      offset: '+11:00',
+      dst: true,
+      weekday: 'Sunday',
+    },
+    {
+      zone: 'Australia/Lord_Howe',
+      at: '2026-04-04T15:00:00Z',
+      iso: '2026-04-05T01:30:00+10:30',
+      offset: '+10:30',
+      dst: false,
+      weekday: 'Sunday',
+    },
+    {
+      zone: 'Australia/Lord_Howe',
+      at: '2026-10-03T15:29:59Z',
+      iso: '2026-10-04T01:59:59+10:30',
+      offset: '+10:30',
+      dst: false,
+      weekday: 'Sunday',
+    },
+    {
+      zone: 'Australia/Lord_Howe',
+      at: '2026-10-03T15:30:00Z',
+      iso: '2026-10-04T02:30:00+11:00',
+      offset: '+11:00',
+      dst: true,
+      weekday: 'Sunday',
+    },
     { zone: 'UTC', at: '2026-03-08T07:00:00.750Z', iso: '2026-03-08T07:00:00+00:00', offset: '+00:00', dst: false, weekday: 'Sunday' },
   ];
   for (const c of cases) {
@@ -96,7 +166,11 @@ describe('get_time', () => {
     assert.equal(error?.code, 'invalid_arguments');
     assert.equal(error?.param, 'at');
     const impossible = await utility.call('get_time', { at: '2026-13-45T99:00:00Z' });
-    assert.deepEqual(impossible.error, { code: 'invalid_arguments', message: 'at: "2026-13-45T99:00:00Z" is not a real date and time.', param: 'at' });
+    assert.deepEqual(impossible.error, {
+      code: 'invalid_arguments',
+      message: 'at: "2026-13-45T99:00:00Z" is not a real date and time.',
+      param: 'at',
+    });
   });
 
   test('timezone and location together are refused', async () => {
@@ -125,7 +199,13 @@ describe('get_time', () => {
     geocoding.requests.length = 0;
     const london = await utility.call('get_time', { location: 'Dover, United Kingdom', at: '2026-07-01T12:00:00Z' });
     assert.equal(london.result?.timezone, 'Europe/London');
-    assert.deepEqual(london.result?.location, { name: 'Dover', country: 'United Kingdom', region: 'England', latitude: 51.12598, longitude: 1.31257 });
+    assert.deepEqual(london.result?.location, {
+      name: 'Dover',
+      country: 'United Kingdom',
+      region: 'England',
+      latitude: 51.12598,
+      longitude: 1.31257,
+    });
     const austin = await utility.call('get_time', { location: 'Austin, TX', at: '2026-07-01T12:00:00Z' });
     assert.equal(austin.result?.timezone, 'America/Chicago');
     assert.equal(austin.result?.utc_offset, '-05:00');
@@ -134,7 +214,11 @@ describe('get_time', () => {
     assert.equal(dover.result?.timezone, 'America/New_York');
     assert.deepEqual(
       geocoding.requests.map((r) => [r.query.get('name'), r.query.get('count')]),
-      [['Dover', '10'], ['Austin', '10'], ['Dover', '10']],
+      [
+        ['Dover', '10'],
+        ['Austin', '10'],
+        ['Dover', '10'],
+      ],
     );
   });
 

@@ -11,7 +11,11 @@ describe('get_weather', () => {
 
   before(async () => {
     [geocoding, forecast] = await Promise.all([startGeocoding(), startForecast()]);
-    utility = await connectUtility({ OPEN_METEO_BASE_URL: forecast.url, OPEN_METEO_GEOCODING_BASE_URL: geocoding.url, UTILITY_TIMEOUT_MS: '300' });
+    utility = await connectUtility({
+      OPEN_METEO_BASE_URL: forecast.url,
+      OPEN_METEO_GEOCODING_BASE_URL: geocoding.url,
+      UTILITY_TIMEOUT_MS: '300',
+    });
   });
   afterEach(() => {
     for (const server of [geocoding, forecast]) {
@@ -28,9 +32,24 @@ describe('get_weather', () => {
     const { result, error } = await utility.call('get_weather', { location: 'Berlin' });
     assert.equal(error, undefined);
     assert.deepEqual(result, {
-      location: { name: 'Berlin', country: 'Germany', region: 'Land Berlin', latitude: 52.52437, longitude: 13.41053, timezone: 'Europe/Berlin' },
+      location: {
+        name: 'Berlin',
+        country: 'Germany',
+        region: 'Land Berlin',
+        latitude: 52.52437,
+        longitude: 13.41053,
+        timezone: 'Europe/Berlin',
+      },
       units: { temperature: '°C', wind_speed: 'km/h', humidity: '%' },
-      current: { time: '2026-03-08T14:15', temperature: 7.5, apparent_temperature: 4.2, humidity: 81, wind_speed: 16.1, weather_code: 63, description: 'moderate rain' },
+      current: {
+        time: '2026-03-08T14:15',
+        temperature: 7.5,
+        apparent_temperature: 4.2,
+        humidity: 81,
+        wind_speed: 16.1,
+        weather_code: 63,
+        description: 'moderate rain',
+      },
       daily: [
         { date: '2026-03-08', min: 1, max: 9, weather_code: 3, description: 'overcast' },
         { date: '2026-03-09', min: 2, max: 10, weather_code: 61, description: 'slight rain' },
@@ -108,11 +127,31 @@ describe('get_weather', () => {
   });
 
   const invalid: Array<[string, Record<string, unknown>, { code: string; message: string; param: string }]> = [
-    ['nothing', {}, { code: 'invalid_arguments', message: 'Pass `location` (a place name) or `latitude` + `longitude`.', param: 'location' }],
-    ['both', { location: 'Berlin', latitude: 1, longitude: 2 }, { code: 'invalid_arguments', message: 'Pass either `location` or `latitude` + `longitude`, not both.', param: 'location' }],
-    ['latitude alone', { latitude: 52.5 }, { code: 'invalid_arguments', message: '`longitude` is required with `latitude`.', param: 'longitude' }],
-    ['latitude out of range', { latitude: 91, longitude: 0 }, { code: 'invalid_arguments', message: 'latitude: Too big: expected number to be <=90', param: 'latitude' }],
-    ['unknown units', { location: 'Berlin', units: 'kelvin' }, { code: 'invalid_arguments', message: 'units: Invalid option: expected one of "metric"|"imperial"', param: 'units' }],
+    [
+      'nothing',
+      {},
+      { code: 'invalid_arguments', message: 'Pass `location` (a place name) or `latitude` + `longitude`.', param: 'location' },
+    ],
+    [
+      'both',
+      { location: 'Berlin', latitude: 1, longitude: 2 },
+      { code: 'invalid_arguments', message: 'Pass either `location` or `latitude` + `longitude`, not both.', param: 'location' },
+    ],
+    [
+      'latitude alone',
+      { latitude: 52.5 },
+      { code: 'invalid_arguments', message: '`longitude` is required with `latitude`.', param: 'longitude' },
+    ],
+    [
+      'latitude out of range',
+      { latitude: 91, longitude: 0 },
+      { code: 'invalid_arguments', message: 'latitude: Too big: expected number to be <=90', param: 'latitude' },
+    ],
+    [
+      'unknown units',
+      { location: 'Berlin', units: 'kelvin' },
+      { code: 'invalid_arguments', message: 'units: Invalid option: expected one of "metric"|"imperial"', param: 'units' },
+    ],
   ];
   for (const [name, args, expected] of invalid) {
     test(`invalid arguments: ${name}`, async () => {

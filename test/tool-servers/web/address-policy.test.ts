@@ -54,5 +54,6 @@ test('refusedHostnameReason refuses local-only names before DNS', () => {
   for (const name of ['localhost', 'LOCALHOST.', 'api.localhost', 'printer.local', 'metadata.google.internal', 'router.home.arpa']) {
     assert.equal(refusedHostnameReason(name), 'a local-only name', name);
   }
-  for (const name of ['example.com', 'localhost.example.com', 'internal.example.org']) assert.equal(refusedHostnameReason(name), undefined, name);
+  for (const name of ['example.com', 'localhost.example.com', 'internal.example.org'])
+    assert.equal(refusedHostnameReason(name), undefined, name);
 });

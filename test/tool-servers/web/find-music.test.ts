@@ -5,7 +5,6 @@ import type { WebClient } from '../../fixtures/web/web-client.js';
 import { useProviderFixtures, type Behaviour } from '../../fixtures/web/provider-fixtures.js';
 import { createMinInterval } from '../../../tool-servers/web/music/min-interval.js';
 
-
 // iTunes answers JSON with content type text/javascript.
 const ITUNES_OK: Behaviour = (req, res) => {
   const entity = req.query.get('entity');
@@ -26,17 +25,57 @@ const ITUNES_OK: Behaviour = (req, res) => {
           },
         ]
       : entity === 'album'
-        ? [{ wrapperType: 'collection', collectionType: 'Album', artistName: 'Jack Johnson', collectionName: 'In Between Dreams', collectionViewUrl: 'https://music.apple.com/us/album/1469577723', artworkUrl100: 'https://is1-ssl.mzstatic.com/a.jpg', releaseDate: '2005-03-01T08:00:00Z' }]
-        : [{ wrapperType: 'artist', artistType: 'Artist', artistName: 'Jack Johnson', artistLinkUrl: 'https://music.apple.com/us/artist/jack-johnson/909253', primaryGenreName: 'Rock' }];
+        ? [
+            {
+              wrapperType: 'collection',
+              collectionType: 'Album',
+              artistName: 'Jack Johnson',
+              collectionName: 'In Between Dreams',
+              collectionViewUrl: 'https://music.apple.com/us/album/1469577723',
+              artworkUrl100: 'https://is1-ssl.mzstatic.com/a.jpg',
+              releaseDate: '2005-03-01T08:00:00Z',
+            },
+          ]
+        : [
+            {
+              wrapperType: 'artist',
+              artistType: 'Artist',
+              artistName: 'Jack Johnson',
+              artistLinkUrl: 'https://music.apple.com/us/artist/jack-johnson/909253',
+              primaryGenreName: 'Rock',
+            },
+          ];
   sendJson(res, 200, { resultCount: results.length, results }, 'text/javascript; charset=utf-8');
 };
 const DEEZER_OK: Behaviour = (req, res) => {
   if (req.path === '/search/artist') {
-    sendJson(res, 200, { data: [{ id: 13, name: 'Eminem', link: 'https://www.deezer.com/artist/13', picture_medium: 'https://e-cdns-images.dzcdn.net/artist/m.jpg', nb_fan: 1 }], total: 1 });
+    sendJson(res, 200, {
+      data: [
+        {
+          id: 13,
+          name: 'Eminem',
+          link: 'https://www.deezer.com/artist/13',
+          picture_medium: 'https://e-cdns-images.dzcdn.net/artist/m.jpg',
+          nb_fan: 1,
+        },
+      ],
+      total: 1,
+    });
     return;
   }
   if (req.path === '/search/album') {
-    sendJson(res, 200, { data: [{ id: 7, title: 'The Eminem Show', link: 'https://www.deezer.com/album/7', cover_medium: 'https://e-cdns-images.dzcdn.net/cover/m.jpg', artist: { id: 13, name: 'Eminem' } }], total: 1 });
+    sendJson(res, 200, {
+      data: [
+        {
+          id: 7,
+          title: 'The Eminem Show',
+          link: 'https://www.deezer.com/album/7',
+          cover_medium: 'https://e-cdns-images.dzcdn.net/cover/m.jpg',
+          artist: { id: 13, name: 'Eminem' },
+        },
+      ],
+      total: 1,
+    });
     return;
   }
   sendJson(res, 200, {
@@ -58,14 +97,32 @@ const DEEZER_OK: Behaviour = (req, res) => {
     next: 'https://api.deezer.com/search?q=eminem&index=1',
   });
 };
-const DEEZER_QUOTA: Behaviour = (_req, res) => sendJson(res, 200, { error: { type: 'Exception', message: 'Quota limit exceeded', code: 4 } });
+const DEEZER_QUOTA: Behaviour = (_req, res) =>
+  sendJson(res, 200, { error: { type: 'Exception', message: 'Quota limit exceeded', code: 4 } });
 const MB_OK: Behaviour = (req, res) => {
   if (req.path === '/ws/2/artist/') {
-    sendJson(res, 200, { created: '2024-01-01T00:00:00.000Z', count: 1, offset: 0, artists: [{ id: 'b95ce3ff', type: 'Person', score: 100, name: 'Jack Johnson' }] });
+    sendJson(res, 200, {
+      created: '2024-01-01T00:00:00.000Z',
+      count: 1,
+      offset: 0,
+      artists: [{ id: 'b95ce3ff', type: 'Person', score: 100, name: 'Jack Johnson' }],
+    });
     return;
   }
   if (req.path === '/ws/2/release-group/') {
-    sendJson(res, 200, { count: 1, offset: 0, 'release-groups': [{ id: 'rg1', score: 100, title: 'In Between Dreams', 'first-release-date': '2005-02-28', 'artist-credit': [{ name: 'Jack Johnson' }] }] });
+    sendJson(res, 200, {
+      count: 1,
+      offset: 0,
+      'release-groups': [
+        {
+          id: 'rg1',
+          score: 100,
+          title: 'In Between Dreams',
+          'first-release-date': '2005-02-28',
+          'artist-credit': [{ name: 'Jack Johnson' }],
+        },
+      ],
+    });
     return;
   }
   sendJson(res, 200, {
@@ -123,11 +180,22 @@ test('itunes: tracks, albums and artists through the documented entity names', a
 
   const albums = await web.call('find_music', { query: 'jack johnson', type: 'album' });
   assert.deepEqual(albums.result.results, [
-    { title: 'In Between Dreams', artist: 'Jack Johnson', release_date: '2005-03-01', url: 'https://music.apple.com/us/album/1469577723', artwork_url: 'https://is1-ssl.mzstatic.com/a.jpg' },
+    {
+      title: 'In Between Dreams',
+      artist: 'Jack Johnson',
+      release_date: '2005-03-01',
+      url: 'https://music.apple.com/us/album/1469577723',
+      artwork_url: 'https://is1-ssl.mzstatic.com/a.jpg',
+    },
   ]);
   const artists = await web.call('find_music', { query: 'jack johnson', type: 'artist' });
-  assert.deepEqual(artists.result.results, [{ title: 'Jack Johnson', artist: 'Jack Johnson', url: 'https://music.apple.com/us/artist/jack-johnson/909253' }]);
-  assert.deepEqual(fixtures.itunes.requests.map((r) => r.query.get('entity')), ['song', 'album', 'musicArtist']);
+  assert.deepEqual(artists.result.results, [
+    { title: 'Jack Johnson', artist: 'Jack Johnson', url: 'https://music.apple.com/us/artist/jack-johnson/909253' },
+  ]);
+  assert.deepEqual(
+    fixtures.itunes.requests.map((r) => r.query.get('entity')),
+    ['song', 'album', 'musicArtist'],
+  );
 });
 
 test('deezer: tracks (duration in seconds), albums and artists', async () => {
@@ -149,10 +217,27 @@ test('deezer: tracks (duration in seconds), albums and artists', async () => {
   });
   assert.deepEqual(Object.fromEntries(fixtures.deezer.requests[0].query), { q: 'eminem', limit: '10' });
   const albums = await web.call('find_music', { query: 'eminem', type: 'album' });
-  assert.deepEqual(albums.result.results, [{ title: 'The Eminem Show', artist: 'Eminem', url: 'https://www.deezer.com/album/7', artwork_url: 'https://e-cdns-images.dzcdn.net/cover/m.jpg' }]);
+  assert.deepEqual(albums.result.results, [
+    {
+      title: 'The Eminem Show',
+      artist: 'Eminem',
+      url: 'https://www.deezer.com/album/7',
+      artwork_url: 'https://e-cdns-images.dzcdn.net/cover/m.jpg',
+    },
+  ]);
   const artists = await web.call('find_music', { query: 'eminem', type: 'artist' });
-  assert.deepEqual(artists.result.results, [{ title: 'Eminem', artist: 'Eminem', url: 'https://www.deezer.com/artist/13', artwork_url: 'https://e-cdns-images.dzcdn.net/artist/m.jpg' }]);
-  assert.deepEqual(fixtures.deezer.requests.map((r) => r.path), ['/search', '/search/album', '/search/artist']);
+  assert.deepEqual(artists.result.results, [
+    {
+      title: 'Eminem',
+      artist: 'Eminem',
+      url: 'https://www.deezer.com/artist/13',
+      artwork_url: 'https://e-cdns-images.dzcdn.net/artist/m.jpg',
+    },
+  ]);
+  assert.deepEqual(
+    fixtures.deezer.requests.map((r) => r.path),
+    ['/search', '/search/album', '/search/artist'],
+  );
 });
 
 test('musicbrainz: descriptive User-Agent, artist credits with join phrases, public links', async () => {
@@ -181,9 +266,13 @@ test('musicbrainz: albums are release groups, artists link to the artist page, o
   // A provider timeout above the 1 s interval, so the second call may queue for its turn.
   const web = await start({ MUSIC_PROVIDERS: 'musicbrainz', WEB_PROVIDER_TIMEOUT_MS: '2000' });
   const albums = await web.call('find_music', { query: 'in between dreams', type: 'album' });
-  assert.deepEqual(albums.result.results, [{ title: 'In Between Dreams', artist: 'Jack Johnson', release_date: '2005-02-28', url: 'https://musicbrainz.org/release-group/rg1' }]);
+  assert.deepEqual(albums.result.results, [
+    { title: 'In Between Dreams', artist: 'Jack Johnson', release_date: '2005-02-28', url: 'https://musicbrainz.org/release-group/rg1' },
+  ]);
   const artists = await web.call('find_music', { query: 'jack johnson', type: 'artist' });
-  assert.deepEqual(artists.result.results, [{ title: 'Jack Johnson', artist: 'Jack Johnson', url: 'https://musicbrainz.org/artist/b95ce3ff' }]);
+  assert.deepEqual(artists.result.results, [
+    { title: 'Jack Johnson', artist: 'Jack Johnson', url: 'https://musicbrainz.org/artist/b95ce3ff' },
+  ]);
   const [first, second] = fixtures.musicbrainz.requests;
   assert.equal(second.path, '/ws/2/artist/');
   // A lower bound only: waiting longer on a busy machine is fine, sooner is not.
@@ -198,9 +287,16 @@ test('deezer errors sent as 200 with an error object fall through; the listing s
   const outcome = await web.call('find_music', { query: 'better together' });
   assert.equal(outcome.result.provider, 'musicbrainz');
 
-  behaviour.musicbrainz = (_req, res) => sendJson(res, 503, { error: 'Your requests are exceeding the allowable rate limit. Please see https://wiki.musicbrainz.org/XMLWebService for more information.' });
+  behaviour.musicbrainz = (_req, res) =>
+    sendJson(res, 503, {
+      error:
+        'Your requests are exceeding the allowable rate limit. Please see https://wiki.musicbrainz.org/XMLWebService for more information.',
+    });
   const failed = await web.call('find_music', { query: 'better together' });
-  assert.deepEqual(failed.error, { code: 'upstream_unavailable', message: 'All providers failed: itunes: HTTP 403; deezer: error 4 (Quota limit exceeded); musicbrainz: HTTP 503' });
+  assert.deepEqual(failed.error, {
+    code: 'upstream_unavailable',
+    message: 'All providers failed: itunes: HTTP 403; deezer: error 4 (Quota limit exceeded); musicbrainz: HTTP 503',
+  });
 });
 
 test('empty catalogues and timeouts fall through in the configured order', async () => {
@@ -270,7 +366,10 @@ test('createMinInterval: a turn further away than maxWaitMs is refused at once, 
 
 test('a burst on musicbrainz is refused as rate limited past the provider timeout and falls through', async () => {
   const web = await start({ MUSIC_PROVIDERS: 'musicbrainz,itunes' });
-  const [first, second] = await Promise.all([web.call('find_music', { query: 'better together' }), web.call('find_music', { query: 'better together' })]);
+  const [first, second] = await Promise.all([
+    web.call('find_music', { query: 'better together' }),
+    web.call('find_music', { query: 'better together' }),
+  ]);
   assert.equal(first.result.provider, 'musicbrainz');
   assert.equal(second.result.provider, 'itunes');
   assert.equal(fixtures.musicbrainz.requests.length, 1);

@@ -7,7 +7,6 @@ import { parseTweetRef } from '../../../tool-servers/web/tweets/tweet-ref.js';
 import { syndicationToken } from '../../../tool-servers/web/tweets/syndication.js';
 import { ToolError } from '../../../tool-servers/kit/index.js';
 
-
 const ID = '1585341984679469056';
 
 // FxTwitter's documented status answer, with a photo, a video and a quoted tweet.
@@ -78,7 +77,8 @@ const SYND_OK: Behaviour = (_req, res) =>
     conversation_count: 140000,
     news_action_type: 'conversation',
   });
-const SYND_TOMBSTONE: Behaviour = (_req, res) => sendJson(res, 200, { __typename: 'TweetTombstone', tombstone: { text: { text: 'This Post was deleted by the Post author.' } } });
+const SYND_TOMBSTONE: Behaviour = (_req, res) =>
+  sendJson(res, 200, { __typename: 'TweetTombstone', tombstone: { text: { text: 'This Post was deleted by the Post author.' } } });
 
 const X_OK: Behaviour = (_req, res) =>
   sendJson(res, 200, {
@@ -88,7 +88,14 @@ const X_OK: Behaviour = (_req, res) =>
       created_at: '2022-10-26T18:16:43.000Z',
       author_id: '44196397',
       edit_history_tweet_ids: [ID],
-      public_metrics: { retweet_count: 170000, reply_count: 140000, like_count: 1200000, quote_count: 50000, bookmark_count: 9000, impression_count: 90000000 },
+      public_metrics: {
+        retweet_count: 170000,
+        reply_count: 140000,
+        like_count: 1200000,
+        quote_count: 50000,
+        bookmark_count: 9000,
+        impression_count: 90000000,
+      },
       attachments: { media_keys: ['3_1'] },
     },
     includes: {
@@ -98,9 +105,20 @@ const X_OK: Behaviour = (_req, res) =>
   });
 const X_NOT_FOUND: Behaviour = (_req, res) =>
   sendJson(res, 200, {
-    errors: [{ value: ID, detail: `Could not find tweet with id: [${ID}].`, title: 'Not Found Error', resource_type: 'tweet', parameter: 'id', resource_id: ID, type: 'https://api.twitter.com/2/problems/resource-not-found' }],
+    errors: [
+      {
+        value: ID,
+        detail: `Could not find tweet with id: [${ID}].`,
+        title: 'Not Found Error',
+        resource_type: 'tweet',
+        parameter: 'id',
+        resource_id: ID,
+        type: 'https://api.twitter.com/2/problems/resource-not-found',
+      },
+    ],
   });
-const X_UNAUTHORIZED: Behaviour = (_req, res) => sendJson(res, 401, { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' });
+const X_UNAUTHORIZED: Behaviour = (_req, res) =>
+  sendJson(res, 401, { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' });
 
 const { fixtures, behaviour, connect } = useProviderFixtures({ fxtwitter: FX_OK, syndication: SYND_OK, x: X_OK });
 
@@ -130,12 +148,19 @@ test('parseTweetRef accepts x.com, twitter.com, fxtwitter, vxtwitter links and b
   const refusals: Array<[{ url?: string; id?: string }, string, string]> = [
     [{}, 'Give either url or id.', 'url'],
     [{ id: 'abc' }, 'id: a tweet id is a number of up to 20 digits', 'id'],
-    [{ url: `https://example.com/elonmusk/status/${ID}` }, 'url: not a tweet link (x.com, twitter.com, fxtwitter.com or vxtwitter.com …/status/<id>)', 'url'],
+    [
+      { url: `https://example.com/elonmusk/status/${ID}` },
+      'url: not a tweet link (x.com, twitter.com, fxtwitter.com or vxtwitter.com …/status/<id>)',
+      'url',
+    ],
     [{ url: 'https://x.com/elonmusk' }, 'url: not a tweet link (x.com, twitter.com, fxtwitter.com or vxtwitter.com …/status/<id>)', 'url'],
     [{ url: 'http://[bad' }, 'url: not a tweet link', 'url'],
   ];
   for (const [input, message, param] of refusals) {
-    assert.throws(() => parseTweetRef(input), (err: unknown) => err instanceof ToolError && err.code === 'invalid_arguments' && err.message === message && err.param === param);
+    assert.throws(
+      () => parseTweetRef(input),
+      (err: unknown) => err instanceof ToolError && err.code === 'invalid_arguments' && err.message === message && err.param === param,
+    );
   }
 });
 
@@ -186,16 +211,22 @@ test('a fxtwitter 404 (sometimes false) falls through to syndication, which answ
   assert.equal(fixtures.fxtwitter.requests[0].path, `/i/status/${ID}`);
 });
 
-test('not_found only when every provider asked said so; the last one\'s reason is given', async () => {
+test("not_found only when every provider asked said so; the last one's reason is given", async () => {
   behaviour.fxtwitter = FX_NOT_FOUND;
   behaviour.syndication = SYND_TOMBSTONE;
   behaviour.x = X_NOT_FOUND;
   const web = await start();
-  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (not found).` });
+  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, {
+    code: 'not_found',
+    message: `Tweet ${ID} is not available (not found).`,
+  });
   assert.deepEqual([fixtures.fxtwitter.requests.length, fixtures.syndication.requests.length, fixtures.x.requests.length], [1, 1, 1]);
   behaviour.fxtwitter = FX_PRIVATE;
   const keyless = await start({ X_BEARER_TOKEN: '' });
-  assert.deepEqual((await keyless.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (deleted or withheld).` });
+  assert.deepEqual((await keyless.call('read_tweet', { id: ID })).error, {
+    code: 'not_found',
+    message: `Tweet ${ID} is not available (deleted or withheld).`,
+  });
 });
 
 test('a not-found from one provider and a failure from another is upstream_unavailable, not not_found', async () => {
@@ -211,7 +242,11 @@ test('a not-found from one provider and a failure from another is upstream_unava
 test('url and id together must name the same tweet; then the link is used (it carries the screen name)', async () => {
   const web = await start();
   const other = await web.call('read_tweet', { url: `https://x.com/elonmusk/status/${ID}`, id: '20' });
-  assert.deepEqual(other.error, { code: 'invalid_arguments', message: 'id: url and id name different tweets; give one of them', param: 'id' });
+  assert.deepEqual(other.error, {
+    code: 'invalid_arguments',
+    message: 'id: url and id name different tweets; give one of them',
+    param: 'id',
+  });
   const notALink = await web.call('read_tweet', { url: 'https://example.com/', id: ID });
   assert.equal(notALink.error.code, 'invalid_arguments');
   assert.equal(fixtures.fxtwitter.requests.length, 0);
@@ -249,11 +284,20 @@ test('fxtwitter failing (500) falls back to syndication, which sends the token a
 test('syndication: a tombstone (deleted), a 404 and an empty object are not_found', async () => {
   const web = await start({ TWEET_PROVIDERS: 'syndication' });
   behaviour.syndication = SYND_TOMBSTONE;
-  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (deleted or withheld).` });
+  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, {
+    code: 'not_found',
+    message: `Tweet ${ID} is not available (deleted or withheld).`,
+  });
   behaviour.syndication = (_req, res) => sendJson(res, 404, {});
-  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (not found).` });
+  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, {
+    code: 'not_found',
+    message: `Tweet ${ID} is not available (not found).`,
+  });
   behaviour.syndication = (_req, res) => sendJson(res, 200, {});
-  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (not found).` });
+  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, {
+    code: 'not_found',
+    message: `Tweet ${ID} is not available (not found).`,
+  });
 });
 
 test('x api: bearer token, expansions, metrics and media', async () => {
@@ -297,10 +341,24 @@ test('x api without public_metrics: likes, retweets and replies are all null, no
 test('x api: resource-not-found and not-authorized errors are not_found', async () => {
   const web = await start({ TWEET_PROVIDERS: 'x' });
   behaviour.x = X_NOT_FOUND;
-  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (not found).` });
+  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, {
+    code: 'not_found',
+    message: `Tweet ${ID} is not available (not found).`,
+  });
   behaviour.x = (_req, res) =>
-    sendJson(res, 200, { errors: [{ title: 'Authorization Error', detail: 'Sorry, you are not authorized to see the Tweet', type: 'https://api.twitter.com/2/problems/not-authorized-for-resource' }] });
-  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, { code: 'not_found', message: `Tweet ${ID} is not available (private).` });
+    sendJson(res, 200, {
+      errors: [
+        {
+          title: 'Authorization Error',
+          detail: 'Sorry, you are not authorized to see the Tweet',
+          type: 'https://api.twitter.com/2/problems/not-authorized-for-resource',
+        },
+      ],
+    });
+  assert.deepEqual((await web.call('read_tweet', { id: ID })).error, {
+    code: 'not_found',
+    message: `Tweet ${ID} is not available (private).`,
+  });
 });
 
 test('without X_BEARER_TOKEN the X API is skipped; total failure lists every provider without secrets', async () => {

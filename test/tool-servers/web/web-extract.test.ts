@@ -100,7 +100,15 @@ test('refused URLs fail with url_not_allowed before any DNS lookup or connection
 });
 
 test('a name that resolves to a private address is refused after one lookup and no connection', async () => {
-  const client = await start({}, { 'intranet.example': ['10.1.2.3'], 'mixed.example': ['93.184.215.14', '127.0.0.1'], 'v6.example': ['fd12::5'], 'mapped.example': ['::ffff:10.0.0.1'] });
+  const client = await start(
+    {},
+    {
+      'intranet.example': ['10.1.2.3'],
+      'mixed.example': ['93.184.215.14', '127.0.0.1'],
+      'v6.example': ['fd12::5'],
+      'mapped.example': ['::ffff:10.0.0.1'],
+    },
+  );
   for (const [host, reason] of [
     ['intranet.example', 'a private'],
     ['mixed.example', 'a loopback'],
@@ -108,7 +116,11 @@ test('a name that resolves to a private address is refused after one lookup and 
     ['mapped.example', 'an IPv4-mapped private'],
   ]) {
     const outcome = await client.call('web_extract', { url: `https://${host}/page` });
-    assert.deepEqual(outcome.error, { code: 'url_not_allowed', message: `URL not allowed: ${host} resolves to ${reason} address.`, param: 'url' });
+    assert.deepEqual(outcome.error, {
+      code: 'url_not_allowed',
+      message: `URL not allowed: ${host} resolves to ${reason} address.`,
+      param: 'url',
+    });
   }
   assert.deepEqual(client.lookup.calls, ['intranet.example', 'mixed.example', 'v6.example', 'mapped.example']);
   assert.deepEqual(client.connect.calls, []);
@@ -181,7 +193,10 @@ test('a redirect to a refused address is refused at the redirect, and the forbid
     const outcome = await client.call('web_extract', { url: `${site.url}${path}` });
     assert.deepEqual(outcome.error, { code: 'url_not_allowed', message: `URL not allowed: ${reason}`, param: 'url' }, path);
   }
-  assert.deepEqual(client.connect.calls.map((c) => c.port), [String(site.port), String(site.port), String(site.port)]);
+  assert.deepEqual(
+    client.connect.calls.map((c) => c.port),
+    [String(site.port), String(site.port), String(site.port)],
+  );
   assert.equal(forbidden.connections(), 0);
   assert.equal(forbidden.requests.length, 0);
 });
@@ -207,7 +222,15 @@ test('news article: title, byline, site name and body; navigation, ads and comme
   assert.match(content, /voted 6–1 on Tuesday night to build protected bike lanes/);
   assert.match(content, /## What the project costs/);
   assert.match(content, /\$4\.2 million/);
-  for (const boilerplate of ['Subscribe for $1', 'mattress sale', 'Refinance now', 'carguy77', 'Enjoy the traffic jams', 'All rights reserved', 'gtag']) {
+  for (const boilerplate of [
+    'Subscribe for $1',
+    'mattress sale',
+    'Refinance now',
+    'carguy77',
+    'Enjoy the traffic jams',
+    'All rights reserved',
+    'gtag',
+  ]) {
     assert.equal(content.includes(boilerplate), false, boilerplate);
   }
 });
@@ -232,7 +255,8 @@ test('recipe page: lists become Markdown lists; ads and reviews are dropped; tru
   const content = String(full.result.content);
   assert.match(content, /-\s+250 g red lentils, rinsed/);
   assert.match(content, /1\.\s+Warm the olive oil/);
-  for (const boilerplate of ['Kitchen knives', 'MealBox', 'Jenna', 'where is the meat', 'Log in']) assert.equal(content.includes(boilerplate), false, boilerplate);
+  for (const boilerplate of ['Kitchen knives', 'MealBox', 'Jenna', 'where is the meat', 'Log in'])
+    assert.equal(content.includes(boilerplate), false, boilerplate);
 
   const cut = await client.call('web_extract', { url: `${site.url}/recipe`, max_chars: 200 });
   assert.equal(cut.result.truncated, true);
@@ -250,23 +274,47 @@ test('a page too short to be an article still gives its text, without the naviga
 test('plain text and JSON pass through unchanged', async () => {
   const client = await start();
   const plain = await client.call('web_extract', { url: `${site.url}/plain` });
-  assert.deepEqual(plain.result, { url: `${site.url}/plain`, final_url: `${site.url}/plain`, title: '', content: 'line one\nline two\n', length: 18, truncated: false });
+  assert.deepEqual(plain.result, {
+    url: `${site.url}/plain`,
+    final_url: `${site.url}/plain`,
+    title: '',
+    content: 'line one\nline two\n',
+    length: 18,
+    truncated: false,
+  });
   const json = await client.call('web_extract', { url: `${site.url}/data.json` });
   assert.equal(json.result.content, '{"ok":true,"items":[1,2]}');
 });
 
 test('status, content type, size and time limits', async () => {
   const client = await start({ WEB_EXTRACT_MAX_BYTES: '100000', WEB_EXTRACT_TIMEOUT_MS: '500' });
-  assert.deepEqual((await client.call('web_extract', { url: `${site.url}/missing` })).error, { code: 'not_found', message: 'The page answered HTTP 404.', param: 'url' });
-  assert.deepEqual((await client.call('web_extract', { url: `${site.url}/broken` })).error, { code: 'upstream_unavailable', message: 'The page answered HTTP 503.' });
+  assert.deepEqual((await client.call('web_extract', { url: `${site.url}/missing` })).error, {
+    code: 'not_found',
+    message: 'The page answered HTTP 404.',
+    param: 'url',
+  });
+  assert.deepEqual((await client.call('web_extract', { url: `${site.url}/broken` })).error, {
+    code: 'upstream_unavailable',
+    message: 'The page answered HTTP 503.',
+  });
   assert.deepEqual((await client.call('web_extract', { url: `${site.url}/image.png` })).error, {
     code: 'invalid_arguments',
     message: 'The URL serves image/png, which cannot be read as text.',
     param: 'url',
   });
-  assert.deepEqual((await client.call('web_extract', { url: `${site.url}/huge` })).error, { code: 'upstream_unavailable', message: 'The page is larger than 100000 bytes.' });
-  assert.deepEqual((await client.call('web_extract', { url: `${site.url}/slow` })).error, { code: 'timeout', message: 'Fetching the page timed out after 500 ms.' });
-  assert.deepEqual((await client.call('web_extract', { url: 'not a url' })).error, { code: 'invalid_arguments', message: 'url: not a valid absolute URL', param: 'url' });
+  assert.deepEqual((await client.call('web_extract', { url: `${site.url}/huge` })).error, {
+    code: 'upstream_unavailable',
+    message: 'The page is larger than 100000 bytes.',
+  });
+  assert.deepEqual((await client.call('web_extract', { url: `${site.url}/slow` })).error, {
+    code: 'timeout',
+    message: 'Fetching the page timed out after 500 ms.',
+  });
+  assert.deepEqual((await client.call('web_extract', { url: 'not a url' })).error, {
+    code: 'invalid_arguments',
+    message: 'url: not a valid absolute URL',
+    param: 'url',
+  });
 });
 
 test('a DNS lookup that never answers ends at the deadline with no connection', async () => {

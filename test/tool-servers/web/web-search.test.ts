@@ -17,7 +17,12 @@ const BRAVE_OK: Behaviour = (_req, res) =>
     web: {
       type: 'search',
       results: [
-        { title: '<strong>Koa</strong> - next generation web framework', url: 'https://koajs.com/', description: 'Expressive <strong>middleware</strong> for node.js using ES2017 async functions &amp; more', age: 'March 3, 2024' },
+        {
+          title: '<strong>Koa</strong> - next generation web framework',
+          url: 'https://koajs.com/',
+          description: 'Expressive <strong>middleware</strong> for node.js using ES2017 async functions &amp; more',
+          age: 'March 3, 2024',
+        },
         { title: 'koa-compose', url: 'https://www.npmjs.com/package/koa-compose', description: 'Compose Koa middleware.' },
       ],
     },
@@ -28,7 +33,15 @@ const TAVILY_OK: Behaviour = (_req, res) =>
     follow_up_questions: null,
     answer: null,
     images: [],
-    results: [{ title: 'Koa guide', url: 'https://github.com/koajs/koa/blob/master/docs/guide.md', content: ' Writing middleware. ', score: 0.93, raw_content: null }],
+    results: [
+      {
+        title: 'Koa guide',
+        url: 'https://github.com/koajs/koa/blob/master/docs/guide.md',
+        content: ' Writing middleware. ',
+        score: 0.93,
+        raw_content: null,
+      },
+    ],
     response_time: 1.09,
   });
 const SEARXNG_OK: Behaviour = (_req, res) =>
@@ -36,7 +49,13 @@ const SEARXNG_OK: Behaviour = (_req, res) =>
     query: 'koa middleware',
     number_of_results: 0,
     results: [
-      { url: 'https://koajs.com/', title: 'Koa', content: 'Koa <span class="highlight">middleware</span>', engine: 'bing', publishedDate: '2024-03-03T00:00:00' },
+      {
+        url: 'https://koajs.com/',
+        title: 'Koa',
+        content: 'Koa <span class="highlight">middleware</span>',
+        engine: 'bing',
+        publishedDate: '2024-03-03T00:00:00',
+      },
       { url: 'https://b.example/', title: 'B', content: null, engine: 'brave', publishedDate: null },
       { url: 'https://c.example/', title: 'C', content: 'third', engine: 'brave' },
     ],
@@ -45,10 +64,18 @@ const SEARXNG_OK: Behaviour = (_req, res) =>
   });
 const DDG_OK: Behaviour = (_req, res) => sendText(res, 200, ddgPage);
 const BRAVE_RATE_LIMITED: Behaviour = (_req, res) =>
-  sendJson(res, 429, { type: 'ErrorResponse', error: { id: 'x', status: 429, code: 'RATE_LIMITED', detail: 'Request rate limit exceeded for plan.' } });
+  sendJson(res, 429, {
+    type: 'ErrorResponse',
+    error: { id: 'x', status: 429, code: 'RATE_LIMITED', detail: 'Request rate limit exceeded for plan.' },
+  });
 const SERVER_ERROR: Behaviour = (_req, res) => sendJson(res, 500, { detail: 'Internal error' });
 
-const { fixtures, behaviour, connect } = useProviderFixtures({ brave: BRAVE_OK, tavily: TAVILY_OK, searxng: SEARXNG_OK, duckduckgo: DDG_OK });
+const { fixtures, behaviour, connect } = useProviderFixtures({
+  brave: BRAVE_OK,
+  tavily: TAVILY_OK,
+  searxng: SEARXNG_OK,
+  duckduckgo: DDG_OK,
+});
 
 async function start(env: Record<string, string> = {}): Promise<WebClient> {
   return connect({
@@ -71,7 +98,12 @@ test('brave: sends the key header and count, and strips markup from titles and s
     query: 'koa middleware',
     provider: 'brave',
     results: [
-      { title: 'Koa - next generation web framework', url: 'https://koajs.com/', snippet: 'Expressive middleware for node.js using ES2017 async functions & more', published: 'March 3, 2024' },
+      {
+        title: 'Koa - next generation web framework',
+        url: 'https://koajs.com/',
+        snippet: 'Expressive middleware for node.js using ES2017 async functions & more',
+        published: 'March 3, 2024',
+      },
       { title: 'koa-compose', url: 'https://www.npmjs.com/package/koa-compose', snippet: 'Compose Koa middleware.' },
     ],
   });
@@ -119,9 +151,21 @@ test('duckduckgo: parses the HTML page, unwraps redirect links and skips ads', a
     query: 'koa middleware',
     provider: 'duckduckgo',
     results: [
-      { title: 'Koa - next generation web framework for node.js', url: 'https://koajs.com/#application', snippet: 'Koa middleware cascades in a more traditional way as you may be used to with similar tools.' },
-      { title: 'koa/docs/guide.md at master · koajs/koa · GitHub', url: 'https://github.com/koajs/koa/blob/master/docs/guide.md', snippet: 'Writing Middleware. Koa middleware are simple functions which return a MiddlewareFunction with signature (ctx, next).' },
-      { title: 'koa-compose - npm', url: 'https://www.npmjs.com/package/koa-compose', snippet: 'Compose middleware. Latest version: 4.2.0.' },
+      {
+        title: 'Koa - next generation web framework for node.js',
+        url: 'https://koajs.com/#application',
+        snippet: 'Koa middleware cascades in a more traditional way as you may be used to with similar tools.',
+      },
+      {
+        title: 'koa/docs/guide.md at master · koajs/koa · GitHub',
+        url: 'https://github.com/koajs/koa/blob/master/docs/guide.md',
+        snippet: 'Writing Middleware. Koa middleware are simple functions which return a MiddlewareFunction with signature (ctx, next).',
+      },
+      {
+        title: 'koa-compose - npm',
+        url: 'https://www.npmjs.com/package/koa-compose',
+        snippet: 'Compose middleware. Latest version: 4.2.0.',
+      },
     ],
   });
   const [request] = fixtures.duckduckgo.requests;
@@ -197,7 +241,10 @@ test('searxng 403 (JSON disabled) and a duckduckgo challenge page (202) count as
   behaviour.duckduckgo = (_req, res) => sendText(res, 202, '<html><body><form id="challenge-form"></form></body></html>');
   const web = await start({ WEB_SEARCH_PROVIDERS: 'searxng,duckduckgo' });
   const outcome = await web.call('web_search', { query: 'koa' });
-  assert.deepEqual(outcome.error, { code: 'upstream_unavailable', message: 'All providers failed: searxng: HTTP 403; duckduckgo: HTTP 202' });
+  assert.deepEqual(outcome.error, {
+    code: 'upstream_unavailable',
+    message: 'All providers failed: searxng: HTTP 403; duckduckgo: HTTP 202',
+  });
 });
 
 test('every provider answering "nothing found" is not_found', async () => {

@@ -24,7 +24,7 @@ export const knowledgeSearchOutput = z.object({
       snippet: z.string(),
       score: z.number(),
       source_url: z.string(),
-      as_of: z.string().describe('Date (YYYY-MM-DD) the passage\'s facts were last checked'),
+      as_of: z.string().describe("Date (YYYY-MM-DD) the passage's facts were last checked"),
     }),
   ),
 });

@@ -28,7 +28,10 @@ export function getTxCountTool(context: OnchainContext) {
       const chain = context.chains.resolve(args.chain);
       const { address } = await addressOrEnsName(context, chain, args.address, 'address');
       const [latest, pending] = await context.read(chain, `nonce:${address}`, context.movingTtlMs(chain), (client) =>
-        Promise.all([client.getTransactionCount({ address, blockTag: 'latest' }), client.getTransactionCount({ address, blockTag: 'pending' })]),
+        Promise.all([
+          client.getTransactionCount({ address, blockTag: 'latest' }),
+          client.getTransactionCount({ address, blockTag: 'pending' }),
+        ]),
       );
       return { address, nonce_latest: latest, nonce_pending: pending, chain: chain.name };
     },

@@ -39,7 +39,8 @@ export function classifyCode(code: Hex | undefined): { kind: 'eoa' | 'contract' 
 export function isContractTool(context: OnchainContext) {
   return defineTool({
     name: 'is_contract',
-    description: 'Whether an address is a contract or an externally owned account; EIP-7702 delegated accounts are reported as delegated_eoa.',
+    description:
+      'Whether an address is a contract or an externally owned account; EIP-7702 delegated accounts are reported as delegated_eoa.',
     input: isContractInput,
     output: isContractOutput,
     async run(args) {

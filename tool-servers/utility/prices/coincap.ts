@@ -34,7 +34,8 @@ const assetListSchema = z.object({ data: z.array(assetSchema), timestamp: z.numb
 export function createCoinCapSource(options: CoinCapOptions): PriceSource {
   const api = `${options.baseUrl}/${options.apiKey ? 'v3' : 'v2'}`;
   const headers: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
-  const get = (url: URL, signal: AbortSignal) => httpJson(url, { headers, timeoutMs: options.timeoutMs, maxBytes: PRICE_MAX_BYTES, signal });
+  const get = (url: URL, signal: AbortSignal) =>
+    httpJson(url, { headers, timeoutMs: options.timeoutMs, maxBytes: PRICE_MAX_BYTES, signal });
   return {
     name: 'CoinCap',
     unsupported({ target, currency }) {

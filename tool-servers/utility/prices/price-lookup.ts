@@ -54,7 +54,10 @@ export function createPriceLookup(options: PriceLookupOptions): PriceLookup {
       return { provider, quote: value as PriceQuote };
     } catch (err) {
       if (err instanceof ToolError && err.code === 'not_found') {
-        throw new ToolError('not_found', `Unknown asset: no price provider knows ${what}${hint(target)} (${err.message.replace(/^No results\. /, '')}).`);
+        throw new ToolError(
+          'not_found',
+          `Unknown asset: no price provider knows ${what}${hint(target)} (${err.message.replace(/^No results\. /, '')}).`,
+        );
       }
       throw err;
     }

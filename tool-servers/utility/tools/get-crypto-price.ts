@@ -5,7 +5,13 @@ import type { PriceLookup } from '../prices/price-lookup.js';
 import type { PriceTarget } from '../prices/types.js';
 
 export const getCryptoPriceInput = z.object({
-  symbol: z.string().trim().min(1).max(20).optional().describe('Ticker such as "BTC", "ETH", "USDC". An ambiguous ticker means the largest asset by market cap.'),
+  symbol: z
+    .string()
+    .trim()
+    .min(1)
+    .max(20)
+    .optional()
+    .describe('Ticker such as "BTC", "ETH", "USDC". An ambiguous ticker means the largest asset by market cap.'),
   id: z
     .string()
     .trim()
@@ -18,7 +24,13 @@ export const getCryptoPriceInput = z.object({
     .regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x followed by 40 hex digits')
     .optional()
     .describe('Token contract address; needs `chain`.'),
-  chain: z.string().trim().min(1).max(40).optional().describe(`Chain of \`contract\`: ${PRICE_CHAIN_NAMES.join(', ')}.`),
+  chain: z
+    .string()
+    .trim()
+    .min(1)
+    .max(40)
+    .optional()
+    .describe(`Chain of \`contract\`: ${PRICE_CHAIN_NAMES.join(', ')}.`),
   currency: z
     .string()
     .trim()
@@ -113,11 +125,15 @@ function resolveArguments(args: Input): Resolved {
 
   if (args.contract !== undefined) {
     if (args.chain === undefined) {
-      throw new ToolError('invalid_arguments', `\`contract\` needs \`chain\` (one of ${PRICE_CHAIN_NAMES.join(', ')}).`, { param: 'chain' });
+      throw new ToolError('invalid_arguments', `\`contract\` needs \`chain\` (one of ${PRICE_CHAIN_NAMES.join(', ')}).`, {
+        param: 'chain',
+      });
     }
     const chain = findPriceChain(args.chain);
     if (!chain) {
-      throw new ToolError('invalid_arguments', `Unknown chain "${args.chain}"; use one of ${PRICE_CHAIN_NAMES.join(', ')}.`, { param: 'chain' });
+      throw new ToolError('invalid_arguments', `Unknown chain "${args.chain}"; use one of ${PRICE_CHAIN_NAMES.join(', ')}.`, {
+        param: 'chain',
+      });
     }
     return { target: { kind: 'contract', chain, address: args.contract.toLowerCase() }, from: 'contract' };
   }
@@ -125,7 +141,14 @@ function resolveArguments(args: Input): Resolved {
   if (args.id !== undefined) {
     const known = findAssetById(args.id);
     return {
-      target: { kind: 'asset', id: args.id, symbol: known?.symbol, name: known?.name, coincapId: known?.coincapId ?? args.id, binanceBase: known?.binanceBase },
+      target: {
+        kind: 'asset',
+        id: args.id,
+        symbol: known?.symbol,
+        name: known?.name,
+        coincapId: known?.coincapId ?? args.id,
+        binanceBase: known?.binanceBase,
+      },
       from: 'id',
       symbol: known?.symbol,
       name: known?.name,
@@ -142,7 +165,14 @@ function resolveArguments(args: Input): Resolved {
       ? `"${symbol}" is also the ticker of ${alsoKnownAs.map((a) => `${a.name} (id "${a.id}")`).join(', ')}; chose ${asset.name} (id "${asset.id}"), the largest by market cap. Pass \`id\` to choose another.`
       : undefined;
   return {
-    target: { kind: 'asset', id: asset.id, symbol: asset.symbol, name: asset.name, coincapId: asset.coincapId ?? asset.id, binanceBase: asset.binanceBase },
+    target: {
+      kind: 'asset',
+      id: asset.id,
+      symbol: asset.symbol,
+      name: asset.name,
+      coincapId: asset.coincapId ?? asset.id,
+      binanceBase: asset.binanceBase,
+    },
     from: 'symbol',
     symbol: asset.symbol,
     name: asset.name,

@@ -5,11 +5,22 @@ import { canonicalTimeZone, formatLocalDateTime, formatUtcOffset, isDaylightSavi
 
 export const getTimeInput = z.object({
   timezone: z.string().trim().min(1).max(64).optional().describe('IANA time zone such as "Europe/Berlin" or "America/New_York".'),
-  location: z.string().trim().min(1).max(200).optional().describe('Place name such as "Tokyo" or "Portland, Oregon" (a region or country after a comma picks among places of the same name); its time zone is looked up.'),
+  location: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'Place name such as "Tokyo" or "Portland, Oregon" (a region or country after a comma picks among places of the same name); its time zone is looked up.',
+    ),
   at: z
     .string()
     .trim()
-    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, 'must be an ISO 8601 instant with Z or an offset, e.g. "2026-03-08T07:00:00Z"')
+    .regex(
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/,
+      'must be an ISO 8601 instant with Z or an offset, e.g. "2026-03-08T07:00:00Z"',
+    )
     .optional()
     .describe('Instant to convert instead of now, e.g. "2026-03-08T07:00:00Z".'),
 });
@@ -22,7 +33,15 @@ export const getTimeOutput = z.object({
   unix: z.number().int(),
   day_of_week: z.string(),
   is_dst: z.boolean(),
-  location: z.object({ name: z.string(), country: z.string().optional(), region: z.string().optional(), latitude: z.number(), longitude: z.number() }).optional(),
+  location: z
+    .object({
+      name: z.string(),
+      country: z.string().optional(),
+      region: z.string().optional(),
+      latitude: z.number(),
+      longitude: z.number(),
+    })
+    .optional(),
 });
 
 export interface TimeDeps {
@@ -32,7 +51,8 @@ export interface TimeDeps {
   now: () => number;
 }
 
-const HOW_TO_NAME_A_ZONE = 'Name an IANA time zone as Area/City, e.g. "Europe/Berlin", "America/New_York" or "Asia/Kolkata" (or "UTC"), or pass `location` with a place name.';
+const HOW_TO_NAME_A_ZONE =
+  'Name an IANA time zone as Area/City, e.g. "Europe/Berlin", "America/New_York" or "Asia/Kolkata" (or "UTC"), or pass `location` with a place name.';
 
 /**
  * `get_time`: the time in an IANA zone (computed locally with Intl, no network), in the zone of
@@ -61,7 +81,8 @@ export function getTimeTool(deps: TimeDeps) {
       let location: z.infer<typeof getTimeOutput>['location'];
       if (args.timezone !== undefined) {
         const canonical = canonicalTimeZone(args.timezone);
-        if (!canonical) throw new ToolError('invalid_arguments', `Unknown time zone "${args.timezone}". ${HOW_TO_NAME_A_ZONE}`, { param: 'timezone' });
+        if (!canonical)
+          throw new ToolError('invalid_arguments', `Unknown time zone "${args.timezone}". ${HOW_TO_NAME_A_ZONE}`, { param: 'timezone' });
         zone = canonical;
       } else if (args.location !== undefined) {
         const place = await geocodePlace(args.location, { baseUrl: deps.geocodingBaseUrl, timeoutMs: deps.timeoutMs, signal });

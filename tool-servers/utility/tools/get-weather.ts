@@ -5,7 +5,15 @@ import { geocodePlace } from '../weather/geocoding.js';
 import { fetchForecast } from '../weather/open-meteo.js';
 
 export const getWeatherInput = z.object({
-  location: z.string().trim().min(1).max(200).optional().describe('Place name such as "Berlin", "Austin, Texas" or "Paris, FR"; a region or country after a comma picks among places of the same name.'),
+  location: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'Place name such as "Berlin", "Austin, Texas" or "Paris, FR"; a region or country after a comma picks among places of the same name.',
+    ),
   latitude: z.number().min(-90).max(90).optional().describe('With `longitude`, instead of `location`.'),
   longitude: z.number().min(-180).max(180).optional().describe('With `latitude`, instead of `location`.'),
   units: z.enum(['metric', 'imperial']).default('metric').describe('metric (°C, km/h) or imperial (°F, mph).'),
@@ -75,7 +83,11 @@ export function getWeatherTool(deps: WeatherDeps) {
       }
       if (hasCoordinates && (args.latitude === undefined || args.longitude === undefined)) {
         const missing = args.latitude === undefined ? 'latitude' : 'longitude';
-        throw new ToolError('invalid_arguments', `\`${missing}\` is required with \`${missing === 'latitude' ? 'longitude' : 'latitude'}\`.`, { param: missing });
+        throw new ToolError(
+          'invalid_arguments',
+          `\`${missing}\` is required with \`${missing === 'latitude' ? 'longitude' : 'latitude'}\`.`,
+          { param: missing },
+        );
       }
 
       let place: { name: string; country?: string; region?: string; latitude: number; longitude: number } | undefined;

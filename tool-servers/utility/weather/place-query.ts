@@ -28,13 +28,7 @@ const COUNTRY_ALIASES: ReadonlyMap<string, string> = new Map([
 
 /** Lower case, accents off, dots dropped: "Île-de-France" → "ile-de-france", "U.S.A." → "usa". */
 function fold(text: string): string {
-  return text
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .replace(/\./g, '')
-    .replace(/\s+/g, ' ')
-    .trim()
-    .toLowerCase();
+  return text.normalize('NFD').replace(/\p{M}/gu, '').replace(/\./g, '').replace(/\s+/g, ' ').trim().toLowerCase();
 }
 
 /**

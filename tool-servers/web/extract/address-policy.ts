@@ -47,7 +47,7 @@ export function refusedAddressReason(ip: string): string | undefined {
 
 function rangeReason(address: IPv4 | IPv6): string | undefined {
   const range = address.range();
-  return range === 'unicast' ? undefined : RANGE_NAMES[range] ?? range;
+  return range === 'unicast' ? undefined : (RANGE_NAMES[range] ?? range);
 }
 
 const RANGE_NAMES: Record<string, string> = {

@@ -50,7 +50,13 @@ export async function guardedFetch(url: URL, options: GuardedFetchOptions): Prom
     const agent = new Agent({ connect: pinnedConnector(target, connect) });
     let response: Awaited<ReturnType<typeof httpRequest>>;
     try {
-      response = await httpRequest(current, { dispatcher: agent, headers: BROWSER_HEADERS, maxBytes: options.maxBytes, timeoutMs: options.timeoutMs, signal });
+      response = await httpRequest(current, {
+        dispatcher: agent,
+        headers: BROWSER_HEADERS,
+        maxBytes: options.maxBytes,
+        timeoutMs: options.timeoutMs,
+        signal,
+      });
     } catch (err) {
       if (err instanceof HttpFailure && (err.kind === 'timeout' || deadline.aborted)) {
         throw new ToolError('timeout', `Fetching the page timed out after ${options.timeoutMs} ms.`, { cause: err });
@@ -59,7 +65,11 @@ export async function guardedFetch(url: URL, options: GuardedFetchOptions): Prom
         throw new ToolError('upstream_unavailable', `The page is larger than ${options.maxBytes} bytes.`, { cause: err });
       }
       if (err instanceof HttpFailure && err.kind === 'aborted') throw new ToolError('timeout', 'The call was cancelled.', { cause: err });
-      throw new ToolError('upstream_unavailable', `The page could not be fetched: ${err instanceof Error ? err.message : 'network error'}.`, { cause: err });
+      throw new ToolError(
+        'upstream_unavailable',
+        `The page could not be fetched: ${err instanceof Error ? err.message : 'network error'}.`,
+        { cause: err },
+      );
     } finally {
       await agent.destroy().catch(() => undefined);
     }

@@ -35,7 +35,9 @@ export function toReadable(body: string, contentType: string, pageUrl: string): 
 /** Whether `contentType` is something toReadable can turn into text. */
 export function isReadableType(contentType: string): boolean {
   const mime = contentType.split(';')[0].trim().toLowerCase();
-  return mime === '' || mime.startsWith('text/') || mime === 'application/xhtml+xml' || mime === 'application/json' || mime.endsWith('+json');
+  return (
+    mime === '' || mime.startsWith('text/') || mime === 'application/xhtml+xml' || mime === 'application/json' || mime.endsWith('+json')
+  );
 }
 
 function htmlToReadable(page: string, pageUrl: string): ReadablePage {

@@ -38,7 +38,10 @@ export function createDeezer(options: { baseUrl: string; http: ProviderHttp }): 
       url.searchParams.set('limit', String(limit));
       const body = deezerResponse.parse(await httpJson(url, { signal, ...options.http }));
       if ('error' in body) {
-        throw new ToolError('upstream_unavailable', `error ${body.error.code ?? '?'} (${body.error.message ?? body.error.type ?? 'unknown'})`);
+        throw new ToolError(
+          'upstream_unavailable',
+          `error ${body.error.code ?? '?'} (${body.error.message ?? body.error.type ?? 'unknown'})`,
+        );
       }
       return body.data.map((item): MusicHit => {
         if (kind === 'artist') {

@@ -42,7 +42,7 @@ export function createItunes(options: { baseUrl: string; http: ProviderHttp }): 
         const artist = r.artistName ?? '';
         if (kind === 'artist') return r.artistLinkUrl ? [{ title: artist, artist, url: r.artistLinkUrl }] : [];
         const title = kind === 'album' ? r.collectionName : r.trackName;
-        const link = kind === 'album' ? r.collectionViewUrl : r.trackViewUrl ?? r.collectionViewUrl;
+        const link = kind === 'album' ? r.collectionViewUrl : (r.trackViewUrl ?? r.collectionViewUrl);
         if (!title || !link) return [];
         return [
           {

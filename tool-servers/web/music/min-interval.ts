@@ -43,7 +43,8 @@ export function createMinInterval(intervalMs: number, options: MinIntervalOption
       lastGrant = now;
       return Promise.resolve();
     }
-    if (wait > maxWaitMs) return Promise.reject(new ToolError('upstream_unavailable', `rate limited (the next free slot is ${wait} ms away)`));
+    if (wait > maxWaitMs)
+      return Promise.reject(new ToolError('upstream_unavailable', `rate limited (the next free slot is ${wait} ms away)`));
     return new Promise<void>((resolve, reject) => {
       const grant = () => {
         signal.removeEventListener('abort', onAbort);

@@ -17,7 +17,12 @@ const recording = z.object({
   'artist-credit': artistCredit,
   releases: z.array(z.object({ title: z.string() })).optional(),
 });
-const releaseGroup = z.object({ id: z.string(), title: z.string(), 'first-release-date': z.string().optional(), 'artist-credit': artistCredit });
+const releaseGroup = z.object({
+  id: z.string(),
+  title: z.string(),
+  'first-release-date': z.string().optional(),
+  'artist-credit': artistCredit,
+});
 const artist = z.object({ id: z.string(), name: z.string() });
 const musicbrainzResponse = z.object({
   recordings: z.array(recording).optional(),
@@ -48,7 +53,9 @@ export function createMusicBrainz(options: { baseUrl: string; userAgent: string;
       url.searchParams.set('fmt', 'json');
       url.searchParams.set('limit', String(limit));
       await pace(signal);
-      const body = musicbrainzResponse.parse(await httpJson(url, { headers: { 'user-agent': options.userAgent }, signal, ...options.http }));
+      const body = musicbrainzResponse.parse(
+        await httpJson(url, { headers: { 'user-agent': options.userAgent }, signal, ...options.http }),
+      );
       if (kind === 'artist') return (body.artists ?? []).map((a) => ({ title: a.name, artist: a.name, url: `${SITE}/artist/${a.id}` }));
       if (kind === 'album') {
         return (body['release-groups'] ?? []).map((g) => ({
@@ -72,5 +79,8 @@ export function createMusicBrainz(options: { baseUrl: string; userAgent: string;
 
 /** "Artist A feat. Artist B" from MusicBrainz's credit list and its join phrases. */
 function credit(credits: z.infer<typeof artistCredit>): string {
-  return (credits ?? []).map((c) => `${c.name}${c.joinphrase ?? ''}`).join('').trim();
+  return (credits ?? [])
+    .map((c) => `${c.name}${c.joinphrase ?? ''}`)
+    .join('')
+    .trim();
 }

@@ -7,7 +7,15 @@ import type { SearchProvider, SearchHit } from './types.js';
 const braveResponse = z.object({
   web: z
     .object({
-      results: z.array(z.object({ title: z.string(), url: z.string(), description: z.string().default(''), age: z.string().optional(), page_age: z.string().optional() })),
+      results: z.array(
+        z.object({
+          title: z.string(),
+          url: z.string(),
+          description: z.string().default(''),
+          age: z.string().optional(),
+          page_age: z.string().optional(),
+        }),
+      ),
     })
     .optional(),
 });
@@ -29,14 +37,18 @@ export function createBraveSearch(options: { baseUrl: string; apiKey?: string; h
       url.searchParams.set('q', query);
       url.searchParams.set('count', String(count));
       const body = braveResponse.parse(
-        await httpJson(url, { headers: { accept: 'application/json', 'x-subscription-token': options.apiKey ?? '' }, signal, ...options.http }),
+        await httpJson(url, {
+          headers: { accept: 'application/json', 'x-subscription-token': options.apiKey ?? '' },
+          signal,
+          ...options.http,
+        }),
       );
       // A query that matches nothing comes back without a `web` block.
       return (body.web?.results ?? []).map((r) => ({
         title: htmlToPlainText(r.title),
         url: r.url,
         snippet: htmlToPlainText(r.description),
-        ...(r.age ?? r.page_age ? { published: r.age ?? r.page_age } : {}),
+        ...((r.age ?? r.page_age) ? { published: r.age ?? r.page_age } : {}),
       }));
     },
   };

@@ -21,7 +21,11 @@ export function createDuckDuckGoSearch(options: { baseUrl: string; http: Provide
     async run(signal, { query, count }): Promise<SearchHit[]> {
       const url = new URL(`${options.baseUrl}/html/`);
       url.searchParams.set('q', query);
-      const response = await httpRequest(url, { headers: { 'user-agent': BROWSER_USER_AGENT, accept: 'text/html' }, signal, ...options.http });
+      const response = await httpRequest(url, {
+        headers: { 'user-agent': BROWSER_USER_AGENT, accept: 'text/html' },
+        signal,
+        ...options.http,
+      });
       // 202 is DuckDuckGo's "anomaly" (bot challenge) page: no results in it.
       if (response.status !== 200) throw new HttpStatusError(response.status, response.text);
       return parseDuckDuckGoHtml(response.text).slice(0, count);

@@ -4,7 +4,9 @@ import type { ProviderHttp } from '../provider-http.js';
 import type { SearchProvider, SearchHit } from './types.js';
 
 const tavilyResponse = z.object({
-  results: z.array(z.object({ title: z.string(), url: z.string(), content: z.string().default(''), published_date: z.string().optional() })),
+  results: z.array(
+    z.object({ title: z.string(), url: z.string(), content: z.string().default(''), published_date: z.string().optional() }),
+  ),
 });
 
 /**
@@ -28,7 +30,12 @@ export function createTavilySearch(options: { baseUrl: string; apiKey?: string; 
           ...options.http,
         }),
       );
-      return body.results.map((r) => ({ title: r.title, url: r.url, snippet: r.content.trim(), ...(r.published_date ? { published: r.published_date } : {}) }));
+      return body.results.map((r) => ({
+        title: r.title,
+        url: r.url,
+        snippet: r.content.trim(),
+        ...(r.published_date ? { published: r.published_date } : {}),
+      }));
     },
   };
 }

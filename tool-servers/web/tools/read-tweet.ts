@@ -29,7 +29,8 @@ export const readTweetOutput = tweetSchema.extend({ provider: z.string().describ
 export function readTweetTool(providers: TweetProvider[], { deadlineMs, logger }: FallbackChainOptions) {
   return defineTool({
     name: 'read_tweet',
-    description: 'Read one tweet (post on X) by link or id: author, text, date, likes, retweets, replies, views, media and the quoted tweet.',
+    description:
+      'Read one tweet (post on X) by link or id: author, text, date, likes, retweets, replies, views, media and the quoted tweet.',
     input: readTweetInput,
     output: readTweetOutput,
     async run(args, { signal }) {

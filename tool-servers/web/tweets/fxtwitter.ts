@@ -49,7 +49,8 @@ export function createFxTwitter(options: { baseUrl: string; http: ProviderHttp }
         if (err instanceof HttpStatusError && (err.status === 404 || err.status === 401)) {
           const said = fxError.safeParse(safeJson(err.body));
           const message = said.success ? said.data.message : '';
-          if (err.status === 404 || message === 'PRIVATE_TWEET') throw tweetNotFound(id, message === 'PRIVATE_TWEET' ? 'private' : 'not found');
+          if (err.status === 404 || message === 'PRIVATE_TWEET')
+            throw tweetNotFound(id, message === 'PRIVATE_TWEET' ? 'private' : 'not found');
         }
         throw err;
       }

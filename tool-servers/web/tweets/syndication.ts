@@ -7,7 +7,9 @@ import type { QuotedTweet, Tweet, TweetProvider } from './types.js';
 const mediaDetail = z.object({
   type: z.string(),
   media_url_https: z.string(),
-  video_info: z.object({ variants: z.array(z.object({ content_type: z.string(), url: z.string(), bitrate: z.number().optional() })) }).optional(),
+  video_info: z
+    .object({ variants: z.array(z.object({ content_type: z.string(), url: z.string(), bitrate: z.number().optional() })) })
+    .optional(),
 });
 const syndicationTweet = z.object({
   __typename: z.string().optional(),
@@ -78,7 +80,9 @@ function toTweet(t: z.infer<typeof syndicationTweet>): QuotedTweet {
     replies: t.conversation_count ?? null,
     media: (t.mediaDetails ?? []).map((m) => {
       if (m.type === 'photo') return { type: 'photo' as const, url: m.media_url_https };
-      const best = (m.video_info?.variants ?? []).filter((v) => v.content_type === 'video/mp4').sort((a, b) => (b.bitrate ?? 0) - (a.bitrate ?? 0))[0];
+      const best = (m.video_info?.variants ?? [])
+        .filter((v) => v.content_type === 'video/mp4')
+        .sort((a, b) => (b.bitrate ?? 0) - (a.bitrate ?? 0))[0];
       return { type: m.type === 'animated_gif' ? ('gif' as const) : ('video' as const), url: best?.url ?? m.media_url_https };
     }),
   };

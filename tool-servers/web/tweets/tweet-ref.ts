@@ -34,6 +34,9 @@ export function parseTweetRef(input: { url?: string; id?: string }): TweetRef {
     throw new ToolError('invalid_arguments', 'url: not a tweet link', { param: 'url' });
   }
   const match = TWEET_HOSTS.test(url.hostname) ? STATUS_PATH.exec(url.pathname) : null;
-  if (!match) throw new ToolError('invalid_arguments', 'url: not a tweet link (x.com, twitter.com, fxtwitter.com or vxtwitter.com …/status/<id>)', { param: 'url' });
+  if (!match)
+    throw new ToolError('invalid_arguments', 'url: not a tweet link (x.com, twitter.com, fxtwitter.com or vxtwitter.com …/status/<id>)', {
+      param: 'url',
+    });
   return { id: match[2], ...(match[1] ? { handle: match[1] } : {}) };
 }

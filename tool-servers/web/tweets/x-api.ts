@@ -12,7 +12,12 @@ const xResponse = z.object({
       created_at: z.string(),
       author_id: z.string().optional(),
       public_metrics: z
-        .object({ retweet_count: z.number().int(), reply_count: z.number().int(), like_count: z.number().int(), impression_count: z.number().int().optional() })
+        .object({
+          retweet_count: z.number().int(),
+          reply_count: z.number().int(),
+          like_count: z.number().int(),
+          impression_count: z.number().int().optional(),
+        })
         .optional(),
       attachments: z.object({ media_keys: z.array(z.string()).optional() }).optional(),
     })
@@ -20,7 +25,9 @@ const xResponse = z.object({
   includes: z
     .object({
       users: z.array(z.object({ id: z.string().optional(), name: z.string(), username: z.string() })).optional(),
-      media: z.array(z.object({ media_key: z.string(), type: z.string(), url: z.string().optional(), preview_image_url: z.string().optional() })).optional(),
+      media: z
+        .array(z.object({ media_key: z.string(), type: z.string(), url: z.string().optional(), preview_image_url: z.string().optional() }))
+        .optional(),
     })
     .optional(),
   errors: z.array(z.object({ title: z.string().optional(), detail: z.string().optional(), type: z.string().optional() })).optional(),
@@ -44,7 +51,9 @@ export function createXApi(options: { baseUrl: string; bearerToken?: string; htt
       url.searchParams.set('tweet.fields', 'created_at,public_metrics');
       url.searchParams.set('user.fields', 'username,name');
       url.searchParams.set('media.fields', 'type,url,preview_image_url');
-      const body = xResponse.parse(await httpJson(url, { headers: { authorization: `Bearer ${options.bearerToken ?? ''}` }, signal, ...options.http }));
+      const body = xResponse.parse(
+        await httpJson(url, { headers: { authorization: `Bearer ${options.bearerToken ?? ''}` }, signal, ...options.http }),
+      );
       if (!body.data) {
         const type = body.errors?.[0]?.type ?? '';
         if (type.endsWith('/resource-not-found')) throw tweetNotFound(id, 'not found');
@@ -70,7 +79,12 @@ export function createXApi(options: { baseUrl: string; bearerToken?: string; htt
           const m = mediaByKey.get(key);
           const mediaUrl = m?.url ?? m?.preview_image_url;
           if (!m || !mediaUrl) return [];
-          return [{ type: m.type === 'photo' ? ('photo' as const) : m.type === 'animated_gif' ? ('gif' as const) : ('video' as const), url: mediaUrl }];
+          return [
+            {
+              type: m.type === 'photo' ? ('photo' as const) : m.type === 'animated_gif' ? ('gif' as const) : ('video' as const),
+              url: mediaUrl,
+            },
+          ];
         }),
       };
     },
