@@ -85,6 +85,9 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       },
       hooks: { streamWrite: redactSecrets },
     },
-    destination,
+    // Asynchronous stdout: a line per request written synchronously was a write(2) on the request
+    // path. Lines that queue while a write is in flight go out together in the next one; shutdown
+    // flushes them (main.ts), and a kill -9 can lose only the lines still in flight.
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }
