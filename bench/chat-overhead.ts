@@ -252,6 +252,8 @@ interface Figures {
   p50_50: number;
   p99_50: number;
   ttfb: number;
+  /** The server process's CPU (user + system) per request at 50 connections, in µs: steadier than req/s on a shared machine. */
+  cpu50: number;
 }
 
 const bodyFor = (target: Target, stream: boolean) =>
@@ -297,7 +299,14 @@ async function sequential(
   };
 }
 
-async function concurrent(target: Target, seconds: number): Promise<{ rps: number; p50: number; p99: number }> {
+/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function concurrent(target: Target, seconds: number, pid: number): Promise<{ rps: number; p50: number; p99: number; cpu: number }> {
+  const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url: `${target.url}/v1/chat/completions`,
     method: 'POST',
@@ -308,7 +317,8 @@ async function concurrent(target: Target, seconds: number): Promise<{ rps: numbe
   });
   if (result.non2xx || result.errors)
     throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 connections`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  const cpu = ((cpuSeconds(pid) - cpuBefore) / result.requests.total) * 1e6;
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu };
 }
 
 /** `count` requests at 50 connections; the seconds they took. */
@@ -327,12 +337,21 @@ async function soakRequests(target: Target, count: number): Promise<number> {
 }
 
 /** Every figure, or (`oneOnly`) just those at 1 connection, the rest NaN. */
-async function measure(target: Target, oneOnly: boolean): Promise<Figures> {
+async function measure(target: Target, oneOnly: boolean, pid: number): Promise<Figures> {
   const one = await sequential(target, false, SECONDS);
-  if (oneOnly) return { rps1: one.rps, p50_1: one.p50, p99_1: one.p99, rps50: NaN, p50_50: NaN, p99_50: NaN, ttfb: NaN };
-  const many = await concurrent(target, SECONDS);
+  if (oneOnly) return { rps1: one.rps, p50_1: one.p50, p99_1: one.p99, rps50: NaN, p50_50: NaN, p99_50: NaN, ttfb: NaN, cpu50: NaN };
+  const many = await concurrent(target, SECONDS, pid);
   const streamed = await sequential(target, true, SECONDS);
-  return { rps1: one.rps, p50_1: one.p50, p99_1: one.p99, rps50: many.rps, p50_50: many.p50, p99_50: many.p99, ttfb: streamed.firstByte };
+  return {
+    rps1: one.rps,
+    p50_1: one.p50,
+    p99_1: one.p99,
+    rps50: many.rps,
+    p50_50: many.p50,
+    p99_50: many.p99,
+    ttfb: streamed.firstByte,
+    cpu50: many.cpu,
+  };
 }
 
 function median(values: number[]): number {
@@ -392,7 +411,9 @@ async function main(): Promise<void> {
     const runs = new Map<string, Figures[]>(targets.map((t) => [t.name, []]));
     for (let run = 0; run < RUNS; run++) {
       for (const target of targets) {
-        const { result, peak } = await peakRss(processes.get(target.name)!.pid!, () => measure(target, target === toolRound));
+        const { result, peak } = await peakRss(processes.get(target.name)!.pid!, () =>
+          measure(target, target === toolRound, processes.get(target.name)!.pid!),
+        );
         runs.get(target.name)!.push(result);
         peaks.set(target.name, Math.max(peaks.get(target.name)!, peak));
       }
@@ -408,16 +429,17 @@ async function main(): Promise<void> {
         p50_50: pick('p50_50'),
         p99_50: pick('p99_50'),
         ttfb: pick('ttfb'),
+        cpu50: pick('cpu50'),
       });
     }
 
     const fmt = (n: number, digits = 2) => (Number.isNaN(n) ? '-' : n.toFixed(digits)).padStart(8);
     console.log(`\nchat overhead, zero-latency upstream, median of ${RUNS} runs (${SECONDS} s each); latencies in ms`);
-    console.log(`${'target'.padEnd(32)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream) RSS idle/peak MB`);
+    console.log(`${'target'.padEnd(32)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream) RSS idle/peak MB  CPU µs/req@50`);
     for (const [name, f] of figures) {
       const rss = `${idle.get(name)!.toFixed(0)}/${peaks.get(name)!.toFixed(0)}`;
       console.log(
-        `${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}${rss.padStart(15)}`,
+        `${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}${rss.padStart(15)}${fmt(f.cpu50, 0)}`,
       );
     }
     const a = figures.get(targets[0].name)!;
@@ -432,7 +454,9 @@ async function main(): Promise<void> {
       console.log(
         `  added p50 @1: ${addedC.toFixed(3)} ms vs bare proxy ${addedB.toFixed(3)} ms → ${signed(addedC - addedB)} ms${target('≤ 0.15')}`,
       );
-      console.log(`  throughput @50: ${(c.rps50 / b.rps50).toFixed(2)} × bare proxy${target('≥ 0.75')}`);
+      console.log(
+        `  throughput @50: ${(c.rps50 / b.rps50).toFixed(2)} × bare proxy${target('≥ 0.75')}; CPU per request ${(c.cpu50 / b.cpu50).toFixed(2)} ×`,
+      );
       console.log(
         `  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → ${signed(c.ttfb - b.ttfb)} ms${target('≤ 0.5')}`,
       );
@@ -446,7 +470,9 @@ async function main(): Promise<void> {
       ]) {
         const m = figures.get(mine.name)!;
         const o = figures.get(theirs.name)!;
-        console.log(`  ${mine.name}: throughput @50 ${(m.rps50 / o.rps50).toFixed(3)} ×, p50 @1 ${signed(m.p50_1 - o.p50_1)} ms`);
+        console.log(
+          `  ${mine.name}: throughput @50 ${(m.rps50 / o.rps50).toFixed(3)} ×, CPU per request ${(m.cpu50 / o.cpu50).toFixed(3)} ×, p50 @1 ${signed(m.p50_1 - o.p50_1)} ms`,
+        );
       }
     }
     const freeMode = figures.get(targets[2].name)!;

@@ -4,7 +4,8 @@
  * the running one ends. Under load every commit carries everything that queued during the last.
  *
  * `flush` gathers what to write when it starts (synchronously, before its first await), so every
- * change made before `request()` was called is in the commit that request waits for.
+ * change made before `request()` was called is in the commit that request waits for. A commit
+ * starts in the check phase of the event-loop turn that asked for it, so one turn's changes share it.
  *
  * @example
  *   const commits = new GroupCommit(() => writeDirtyRows())
@@ -44,8 +45,10 @@ export class GroupCommit {
   private start(): void {
     const batch = this.next!;
     this.next = undefined;
-    // A microtask first: changes made in the same tick as the request join this commit.
-    this.running = Promise.resolve()
+    // The commit runs in this turn's check phase (setImmediate, not a timer): every change made
+    // while this turn handled its I/O — the settles of all the responses that arrived together —
+    // joins it. The SQLite driver is synchronous, so without this each request would commit alone.
+    this.running = new Promise<void>((resolve) => setImmediate(resolve))
       .then(this.flush)
       .then(batch.resolve, batch.reject)
       .finally(() => {
