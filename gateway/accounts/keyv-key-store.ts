@@ -11,17 +11,8 @@ import { z } from 'zod';
 import { TooManyApiKeys } from '../errors.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { MAX_KEYS_PER_WALLET } from './limits.js';
+import { apiKeyRecordSchema } from './key-record.js';
 import type { ApiKeyRecord, KeyStore } from './types.js';
-
-const keyRecordSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  address: z.string(),
-  created_at: z.number().int(),
-  last_used_at: z.number().int().nullable(),
-  verified: z.boolean(),
-  prefix: z.string(),
-});
 
 const walletIndexSchema = z.array(z.object({ id: z.string(), hash: z.string() }));
 type WalletIndex = z.infer<typeof walletIndexSchema>;
@@ -51,7 +42,7 @@ export class KeyvKeyStore implements KeyStore {
   }
 
   async get(hash: string): Promise<ApiKeyRecord | undefined> {
-    const parsed = keyRecordSchema.safeParse(await this.keys.get(hash));
+    const parsed = apiKeyRecordSchema.safeParse(await this.keys.get(hash));
     return parsed.success ? parsed.data : undefined;
   }
 

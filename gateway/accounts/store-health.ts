@@ -9,9 +9,7 @@
  *   await health.health()   // { fields: { store: 'up' }, cannotServe: false }
  */
 import type { AccountsStore } from './store.js';
-
-const PROBE_TIMEOUT_MS = 1_000;
-const CACHE_MS = 1_000;
+import { cachedProbe } from '../health.js';
 
 export interface StoreHealthReport {
   fields: { store: 'up' | 'down' };
@@ -22,35 +20,12 @@ export function storeHealth(
   store: Pick<AccountsStore, 'keys'>,
   options: { timeoutMs?: number; cacheMs?: number; now?: () => number } = {},
 ): { health(): Promise<StoreHealthReport> } {
-  const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS;
-  const cacheMs = options.cacheMs ?? CACHE_MS;
-  const now = options.now ?? Date.now;
-  let last: { up: boolean; at: number } | undefined;
-  let probing: Promise<boolean> | undefined;
-
-  async function probe(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
-    try {
-      // Any key will do: the read must reach SQLite and come back.
-      return await Promise.race([store.keys.get('health:probe').then(() => true), late]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
+  // Any key will do: the read must reach SQLite and come back.
+  const isUp = cachedProbe(() => store.keys.get('health:probe'), options);
   return {
     async health() {
-      if (!last || now() - last.at >= cacheMs) {
-        probing ??= probe().finally(() => (probing = undefined));
-        const up = await probing;
-        last = { up, at: now() };
-      }
-      return { fields: { store: last.up ? 'up' : 'down' }, cannotServe: !last.up };
+      const up = await isUp();
+      return { fields: { store: up ? 'up' : 'down' }, cannotServe: !up };
     },
   };
 }

@@ -7,41 +7,21 @@
  * @example
  *   health: [clusterHealth(db, redis), tools, upstreams.health]
  */
-import type { HealthContributor } from '../health.js';
+import { cachedProbe, type HealthContributor } from '../health.js';
 import type { Database } from '../accounts/postgres/database.js';
 import type { SharedRedis } from './shared-redis.js';
 
-const PROBE_TIMEOUT_MS = 1_000;
-const CACHE_MS = 1_000;
-
 export function clusterHealth(db: Database, redis: SharedRedis | undefined): HealthContributor {
-  let last: { up: boolean; at: number } | undefined;
-  let probing: Promise<boolean> | undefined;
-
-  async function probe(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
-    });
-    try {
-      return await Promise.race([db.sql`select 1`.then(() => true), late]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
+  const isUp = cachedProbe(() => db.sql`select 1`);
   return {
     async health() {
-      if (!last || Date.now() - last.at >= CACHE_MS) {
-        probing ??= probe().finally(() => (probing = undefined));
-        const up = await probing;
-        last = { up, at: Date.now() };
-      }
-      const postgres = last.up ? 'up' : 'down';
+      const postgres = (await isUp()) ? 'up' : 'down';
       const redisState = redis ? (redis.up() ? 'up' : 'down') : 'off';
-      return { fields: { store: postgres, postgres, redis: redisState }, cannotServe: !last.up, degraded: redisState === 'down' };
+      return {
+        fields: { store: postgres, postgres, redis: redisState },
+        cannotServe: postgres === 'down',
+        degraded: redisState === 'down',
+      };
     },
   };
 }

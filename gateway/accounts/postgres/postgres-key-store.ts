@@ -9,19 +9,11 @@
 import { z } from 'zod';
 import { TooManyApiKeys } from '../../errors.js';
 import { MAX_KEYS_PER_WALLET } from '../limits.js';
+import { apiKeyRecordSchema } from '../key-record.js';
 import type { ApiKeyRecord, KeyStore } from '../types.js';
 import { guarded, type Sql } from './database.js';
 
-const keyRowSchema = z.object({
-  hash: z.string(),
-  id: z.string(),
-  name: z.string(),
-  address: z.string(),
-  created_at: z.number().int(),
-  last_used_at: z.number().int().nullable(),
-  verified: z.boolean(),
-  prefix: z.string(),
-});
+const keyRowSchema = apiKeyRecordSchema.extend({ hash: z.string() });
 
 function toEntry(row: unknown): { hash: string; record: ApiKeyRecord } {
   const { hash, ...record } = keyRowSchema.parse(row);
