@@ -43,7 +43,7 @@ const count = z.number().int().nonnegative();
 const storedWalletSchema = z.object({ credits: count, total_deposited: count, total_spent: count });
 const storedGrantSchema = z.object({ wallet: z.string(), amount: count, result: storedWalletSchema.extend({ address: z.string() }) });
 
-export const LEDGER_SCHEMA = `
+const LEDGER_SCHEMA = `
   CREATE TABLE IF NOT EXISTS ledger_wallets (address TEXT PRIMARY KEY, record TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS ledger_grants (
     key TEXT PRIMARY KEY, wallet TEXT NOT NULL, amount INTEGER NOT NULL, result TEXT NOT NULL, at INTEGER NOT NULL
@@ -171,7 +171,7 @@ export class EmbeddedLedger implements Ledger {
 
   async reserve(wallet: string, amount: number): Promise<Reservation> {
     positiveInteger(amount, 'amount');
-    const state = this.wallets.get(wallet) ?? (await this.state(wallet));
+    const state = await this.state(wallet);
     this.sweep(state);
     if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
     const id = `${this.holdPrefix}${(this.holdCounter++).toString(36)}`;
@@ -197,7 +197,7 @@ export class EmbeddedLedger implements Ledger {
 
   async settle(reservation: Reservation, cost: number): Promise<Settlement> {
     if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
-    const state = this.wallets.get(reservation.wallet) ?? (await this.state(reservation.wallet));
+    const state = await this.state(reservation.wallet);
     this.sweep(state);
     const closed = state.closed.get(reservation.id);
     if (closed !== undefined) return { charged: closed, remaining: state.credits };
@@ -214,7 +214,7 @@ export class EmbeddedLedger implements Ledger {
   }
 
   async release(reservation: Reservation): Promise<void> {
-    const state = this.wallets.get(reservation.wallet) ?? (await this.state(reservation.wallet));
+    const state = await this.state(reservation.wallet);
     const hold = state.holds.get(reservation.id);
     if (!hold) return;
     state.credits += hold.amount;

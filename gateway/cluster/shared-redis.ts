@@ -12,6 +12,7 @@
  */
 import { Redis } from 'ioredis';
 import { StoreUnavailable } from '../errors.js';
+import { urlWithoutPassword } from '../url-without-password.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Reconnect quickly at first, then every second at most: Redis coming back is noticed within ~1 s. */
@@ -31,17 +32,6 @@ export interface SharedRedis {
   close(): Promise<void>;
 }
 
-/** `redis://user:secret@host` → `redis://user@host`. */
-export function redisUrlWithoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
-}
-
 export function redisClient(url: string): Redis {
   const client = new Redis(url, {
     lazyConnect: true,
@@ -58,7 +48,7 @@ export function redisClient(url: string): Redis {
 /** Connect and check Redis answers; StoreUnavailable naming it (password hidden) when it does not. */
 export async function openSharedRedis(options: { url: string; prefix: string }): Promise<SharedRedis> {
   const client = redisClient(options.url);
-  const safeUrl = redisUrlWithoutPassword(options.url);
+  const safeUrl = urlWithoutPassword(options.url);
   try {
     await client.connect();
     await client.ping();

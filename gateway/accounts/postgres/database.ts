@@ -11,6 +11,7 @@
  */
 import postgres from 'postgres';
 import { StoreUnavailable } from '../../errors.js';
+import { urlWithoutPassword } from '../../url-without-password.js';
 
 export type Sql = postgres.Sql<{ bigint: number }>;
 
@@ -25,17 +26,6 @@ export interface Database {
 const POOL_SIZE = 10;
 /** A primary that does not answer within this is down for the request that waits on it. */
 const CONNECT_TIMEOUT_S = 5;
-
-/** `postgres://user:secret@host/db` → `postgres://user@host/db`. */
-export function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
-}
 
 /** Error codes that mean "the database cannot be reached" rather than "this statement failed". */
 const UNREACHABLE_CODES = new Set([
@@ -80,7 +70,7 @@ export async function openDatabase(url: string, options: { max?: number } = {}):
     types: { bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) } },
     connection: { application_name: 'switchyard' },
   });
-  const safeUrl = withoutPassword(url);
+  const safeUrl = urlWithoutPassword(url);
   try {
     await sql`select 1`;
   } catch (err) {
