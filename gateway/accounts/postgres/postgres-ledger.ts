@@ -1,14 +1,16 @@
 /**
  * The credit ledger on PostgreSQL, for cluster mode: any number of gateway processes share it.
- * Each step is one call of a PL/pgSQL function (migrations/0001-ledger.ts): one round trip, one
- * transaction, the wallet's row lock taken first. Nothing is read, changed and written back here,
- * and nothing is cached: the database is the only authority. Invariant, as in the embedded
- * ledger: total_deposited = credits + held + total_spent.
+ * Each step runs inside a PL/pgSQL function (migrations/): one transaction, the wallets' row locks
+ * taken first. Reserves, settles and releases go in batches (ledger-batches.ts), one round trip
+ * for all that queued together; grants, extends and balances one call each. Nothing is read,
+ * changed and written back here, and nothing is cached: the database is the only authority.
+ * Invariant, as in the embedded ledger: total_deposited = credits + held + total_spent.
  *
- * Durability: a grant and a settle wait for their commit to reach disk. A reserve, an extend and
- * a release commit without waiting (`synchronous_commit = off`, set inside their functions): a crash of PostgreSQL itself may
- * forget the last few of them, which only gives held credits back (what the TTL does anyway), and
- * WAL order means no settle that was acknowledged can outlive its reserve.
+ * Durability: a grant and a settle wait for their commit to reach disk (a batch holding a settle
+ * waits once for all of it). A batch of only reserves and releases, and an extend, commit without
+ * waiting (`synchronous_commit = off`): a crash of PostgreSQL itself may forget the last few of
+ * them, which only gives held credits back (what the TTL does anyway), and WAL order means no
+ * settle that was acknowledged can outlive its reserve.
  *
  * @example
  *   const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 360_000 })
@@ -16,10 +18,11 @@
  *   const hold = await ledger.reserve(wallet, 5)
  *   await ledger.settle(hold, 3)
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../../errors.js';
 import type { Balance, Ledger, Reservation, Settlement } from '../types.js';
 import { guarded, type Sql } from './database.js';
+import { LedgerBatches } from './ledger-batches.js';
 
 export interface PostgresLedgerOptions {
   reservationTtlMs: number;
@@ -28,9 +31,6 @@ export interface PostgresLedgerOptions {
   onSweepError?: (err: unknown) => void;
   now?: () => number;
 }
-
-/** Rows of commit_barrier (migration 1). */
-const BARRIER_SLOTS = 64;
 
 /** Closed holds are remembered this long past their TTL, so a late repeated settle answers the same. */
 const CLOSED_RETENTION_MS = 24 * 3_600_000;
@@ -43,12 +43,14 @@ export class PostgresLedger implements Ledger {
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
+  private readonly batches: LedgerBatches;
 
   constructor(
     private readonly sql: Sql,
     private readonly options: PostgresLedgerOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.batches = new LedgerBatches(sql, { reservationTtlMs: options.reservationTtlMs, now: this.now });
   }
 
   /** Start the expiry timer. Every instance runs one; a sweep is idempotent under the row lock. */
@@ -112,12 +114,7 @@ export class PostgresLedger implements Ledger {
     positiveInteger(amount, 'amount');
     const address = wallet.toLowerCase();
     const id = `res_${randomBytes(12).toString('base64url')}`;
-    const now = this.now();
-    const expiresAt = now + this.options.reservationTtlMs;
-    const [row] = await guarded(
-      () => this.sql<Array<{ ok: boolean; credits: number }>>`
-      select * from ledger_reserve(${address}, ${id}, ${amount}::bigint, ${now}::bigint, ${expiresAt}::bigint)`,
-    );
+    const row = await this.batches.run({ kind: 'reserve', wallet: address, id, amount });
     if (!row.ok) throw new InsufficientCredits(row.credits, amount);
     return { id, wallet: address, amount };
   }
@@ -138,26 +135,11 @@ export class PostgresLedger implements Ledger {
 
   async settle(reservation: Reservation, cost: number): Promise<Settlement> {
     if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
-    const slot = randomInt(BARRIER_SLOTS);
-    // The settle and its barrier (see the file comment) go out together on one connection, one
-    // round trip: each is its own transaction, run in order, so the barrier commits after the settle.
-    const [row] = await guarded(async () => {
-      const connection = await this.sql.reserve();
-      try {
-        const [settled] = await Promise.all([
-          connection<Settlement[]>`
-            select * from ledger_settle(${reservation.wallet}, ${reservation.id}, ${cost}::bigint, ${this.now()}::bigint)`,
-          connection`update commit_barrier set n = n + 1 where slot = ${slot}`,
-        ]);
-        return settled;
-      } finally {
-        connection.release();
-      }
-    });
-    return { charged: row.charged, remaining: row.remaining };
+    const row = await this.batches.run({ kind: 'settle', wallet: reservation.wallet, id: reservation.id, amount: cost });
+    return { charged: row.charged, remaining: row.credits };
   }
 
   async release(reservation: Reservation): Promise<void> {
-    await guarded(() => this.sql`select ledger_release(${reservation.wallet}, ${reservation.id}, ${this.now()}::bigint)`);
+    await this.batches.run({ kind: 'release', wallet: reservation.wallet, id: reservation.id, amount: 0 });
   }
 }
