@@ -74,6 +74,47 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
     }
   });
 
+  test('two pools batching steps of five wallets in opposite orders: no deadlock, every wallet exact', async () => {
+    const second = await openDatabase(database.url);
+    try {
+      const ledgers = [db, second].map((pool) => new PostgresLedger(pool.sql, { reservationTtlMs: 60_000 }));
+      const owners = Array.from({ length: 5 }, wallet);
+      for (const owner of owners) await ledgers[0].grant(owner, 1_000);
+      // Each ledger's batches hold all five wallets; one pool walks them forwards, the other backwards.
+      const rounds = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => {
+          const ledger = ledgers[i % 2];
+          const order = i % 2 === 0 ? owners : [...owners].reverse();
+          return Promise.all(order.map(async (owner) => (await ledger.settle(await ledger.reserve(owner, 3), 2)).charged));
+        }),
+      );
+      assert.equal(
+        rounds.flat().reduce((sum, charged) => sum + charged, 0),
+        40 * 5 * 2,
+      );
+      for (const owner of owners) {
+        assert.deepEqual(await ledgers[1].balance(owner), { address: owner, credits: 920, total_deposited: 1_000, total_spent: 80 });
+      }
+    } finally {
+      await second.close();
+    }
+  });
+
+  test('a batch whose database goes away fails every step in it with StoreUnavailable', async () => {
+    const doomed = await openDatabase(database.url, { max: 1 });
+    const ledger = new PostgresLedger(doomed.sql, { reservationTtlMs: 60_000 });
+    const owner = wallet();
+    await ledger.grant(owner, 10);
+    await doomed.sql`select pg_terminate_backend(pg_backend_pid())`.catch(() => {});
+    await doomed.close();
+    const outcomes = await Promise.allSettled([ledger.reserve(owner, 1), ledger.reserve(owner, 2)]);
+    for (const outcome of outcomes) {
+      assert.equal(outcome.status, 'rejected');
+      assert.ok(outcome.reason instanceof StoreUnavailable, String(outcome.reason));
+    }
+    assert.equal((await new PostgresLedger(db.sql, { reservationTtlMs: 60_000 }).balance(owner)).credits, 10, 'nothing held');
+  });
+
   test('the sweeper returns expired holds of every wallet and forgets old outcomes', async () => {
     let clock = 1_800_000_000_000;
     const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 1_000, now: () => clock });
