@@ -129,6 +129,17 @@ export class IdempotencyConflict extends GatewayError {
   }
 }
 
+/** 409 external_credit_conflict: an outside payment's id was already credited with other terms (wallet, units, rate). */
+export class ExternalCreditConflict extends GatewayError {
+  constructor(source: string, externalId: string) {
+    super({
+      status: 409,
+      code: 'external_credit_conflict',
+      message: `The ${source} payment ${externalId} was already credited with a different wallet, amount or rate.`,
+    });
+  }
+}
+
 /** 409 too_many_api_keys: the wallet holds MAX_KEYS_PER_WALLET keys; revoke one first. */
 export class TooManyApiKeys extends GatewayError {
   constructor(max: number) {

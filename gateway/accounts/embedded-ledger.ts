@@ -15,6 +15,10 @@
  *   the wallets it held, so their next step reads what SQLite has: nothing is charged twice, and
  *   nothing is reported that was not stored.
  *
+ * - An outside payment (creditExternal) is committed in the same transaction as its permanent
+ *   record and the wallet's new remainder; payments sharing a remainder run one at a time, each
+ *   reading the remainder its predecessor committed.
+ *
  * Invariant: total_deposited = credits + held + total_spent.
  *
  * @example
@@ -24,10 +28,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { GatewayError, IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../errors.js';
+import {
+  ExternalCreditConflict,
+  GatewayError,
+  IdempotencyConflict,
+  InsufficientCredits,
+  LedgerTotalTooLarge,
+  ReservationClosed,
+} from '../errors.js';
 import { GroupCommit } from './group-commit.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { creditsFor, sameExternalCredit, validateExternalCredit } from './external-credit.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import type { Balance, Ledger, Reservation, Settlement } from './types.js';
+import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from './types.js';
 import { migrateKeyvLedger } from './keyv-ledger-migration.js';
 
 /** Settle/release outcomes kept per wallet so a repeat answers the same. */
@@ -49,6 +62,15 @@ const LEDGER_SCHEMA = `
     key TEXT PRIMARY KEY, wallet TEXT NOT NULL, amount INTEGER NOT NULL, result TEXT NOT NULL, at INTEGER NOT NULL
   );
   CREATE TABLE IF NOT EXISTS ledger_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+  -- Outside payments, kept forever: the key that makes each one count once. Units are decimal text (bigint).
+  CREATE TABLE IF NOT EXISTS ledger_external_credits (
+    source TEXT NOT NULL, external_id TEXT NOT NULL, wallet TEXT NOT NULL, units TEXT NOT NULL,
+    units_per_credit TEXT NOT NULL, remainder_key TEXT NOT NULL, credits INTEGER NOT NULL, remainder TEXT NOT NULL,
+    at INTEGER NOT NULL, PRIMARY KEY (source, external_id)
+  );
+  CREATE TABLE IF NOT EXISTS ledger_remainders (
+    wallet TEXT NOT NULL, remainder_key TEXT NOT NULL, units TEXT NOT NULL, PRIMARY KEY (wallet, remainder_key)
+  );
 `;
 
 export interface EmbeddedLedgerOptions {
@@ -77,6 +99,19 @@ interface WalletState {
   dropped: boolean;
 }
 
+/** A row of ledger_external_credits. */
+interface ExternalRow {
+  source: string;
+  external_id: string;
+  wallet: string;
+  units: string;
+  units_per_credit: string;
+  remainder_key: string;
+  credits: number;
+  remainder: string;
+  at: number;
+}
+
 interface GrantRecord {
   wallet: string;
   amount: number;
@@ -103,6 +138,13 @@ export class EmbeddedLedger implements Ledger {
   private dirty = new Set<WalletState>();
   /** Idempotent grants made since the last commit started. */
   private dirtyGrants = new Map<string, GrantRecord & { at: number }>();
+  /** Outside payments and remainders changed since the last commit started. */
+  private dirtyExternals: ExternalRow[] = [];
+  private dirtyRemainders = new Map<string, { wallet: string; key: string; units: bigint }>();
+  /** Outside payments on their way, by source and id: a repeat waits for the first. */
+  private readonly crediting = new Map<string, Promise<ExternalCreditResult>>();
+  /** One outside payment at a time per (wallet, remainder key): each reads the remainder the last committed. */
+  private readonly remainderLocks = new KeyedMutex();
   /** Idempotency keys seen (committed or on their way), and grants still running per key. */
   private readonly grants = new Map<string, GrantRecord>();
   private readonly granting = new Map<string, Promise<Balance>>();
@@ -221,6 +263,65 @@ export class EmbeddedLedger implements Ledger {
     this.close(state, reservation.id, 0);
   }
 
+  async creditExternal(credit: ExternalCredit): Promise<ExternalCreditResult> {
+    validateExternalCredit(credit);
+    const key = `${credit.source}\n${credit.externalId}`;
+    const running = this.crediting.get(key);
+    if (running) {
+      const retry = () => this.creditExternal(credit);
+      return running.then(retry, retry);
+    }
+    const address = credit.wallet.toLowerCase();
+    const step = this.remainderLocks
+      .run(`${address}\n${credit.remainderKey}`, () => this.applyExternal({ ...credit, wallet: address }))
+      .finally(() => this.crediting.delete(key));
+    this.crediting.set(key, step);
+    return step;
+  }
+
+  /** Under the remainder's lock: SQLite holds every earlier payment of this key and remainder. */
+  private async applyExternal(credit: ExternalCredit): Promise<ExternalCreditResult> {
+    const [prior] = await this.db.all<ExternalRow>('SELECT * FROM ledger_external_credits WHERE source = ? AND external_id = ?', [
+      credit.source,
+      credit.externalId,
+    ]);
+    if (prior) {
+      const stored = {
+        ...prior,
+        units: BigInt(prior.units),
+        unitsPerCredit: BigInt(prior.units_per_credit),
+        remainderKey: prior.remainder_key,
+      };
+      if (!sameExternalCredit(stored, credit)) throw new ExternalCreditConflict(credit.source, credit.externalId);
+      return { status: 'repeat', credits: prior.credits, remainder: BigInt(prior.remainder), balance: await this.balance(credit.wallet) };
+    }
+    const [kept] = await this.db.all<{ units: string }>('SELECT units FROM ledger_remainders WHERE wallet = ? AND remainder_key = ?', [
+      credit.wallet,
+      credit.remainderKey,
+    ]);
+    const { credits, remainder } = creditsFor(BigInt(kept?.units ?? '0'), credit);
+    const state = await this.state(credit.wallet);
+    const balance = credits > 0 ? addCredits(state, credits) : toBalance(state);
+    this.dirtyExternals.push({
+      source: credit.source,
+      external_id: credit.externalId,
+      wallet: credit.wallet,
+      units: credit.units.toString(),
+      units_per_credit: credit.unitsPerCredit.toString(),
+      remainder_key: credit.remainderKey,
+      credits,
+      remainder: remainder.toString(),
+      at: this.now(),
+    });
+    this.dirtyRemainders.set(`${credit.wallet}\n${credit.remainderKey}`, {
+      wallet: credit.wallet,
+      key: credit.remainderKey,
+      units: remainder,
+    });
+    await this.durable(state);
+    return { status: 'credited', credits, remainder, balance };
+  }
+
   private async idempotentGrant(address: string, amount: number, key: string): Promise<Balance> {
     const prior = this.grants.get(key) ?? (await this.storedGrant(key));
     if (prior) {
@@ -268,8 +369,12 @@ export class EmbeddedLedger implements Ledger {
   private async flush(): Promise<void> {
     const wallets = [...this.dirty];
     const grants = [...this.dirtyGrants];
+    const externals = this.dirtyExternals;
+    const remainders = [...this.dirtyRemainders.values()];
     this.dirty = new Set();
     this.dirtyGrants = new Map();
+    this.dirtyExternals = [];
+    this.dirtyRemainders = new Map();
     if (wallets.length === 0 && grants.length === 0) return;
     try {
       const statements = [
@@ -281,6 +386,25 @@ export class EmbeddedLedger implements Ledger {
         ...chunks(grants).map((rows) => ({
           sql: `INSERT OR REPLACE INTO ledger_grants (key, wallet, amount, result, at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
           params: rows.flatMap(([key, grant]) => [key, grant.wallet, grant.amount, JSON.stringify(grant.result), grant.at]),
+        })),
+        ...chunks(externals).map((rows) => ({
+          sql: `INSERT INTO ledger_external_credits (source, external_id, wallet, units, units_per_credit, remainder_key, credits, remainder, at)
+             VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+          params: rows.flatMap((row) => [
+            row.source,
+            row.external_id,
+            row.wallet,
+            row.units,
+            row.units_per_credit,
+            row.remainder_key,
+            row.credits,
+            row.remainder,
+            row.at,
+          ]),
+        })),
+        ...chunks(remainders).map((rows) => ({
+          sql: `INSERT OR REPLACE INTO ledger_remainders (wallet, remainder_key, units) VALUES ${rows.map(() => '(?, ?, ?)').join(', ')}`,
+          params: rows.flatMap((row) => [row.wallet, row.key, row.units.toString()]),
         })),
       ];
       // One statement is a transaction of its own: the common case (charges only) is one round trip.

@@ -25,6 +25,37 @@ export interface Settlement {
   remaining: number;
 }
 
+/** Where a credit paid from outside the gateway came from; each source names its payments its own way. */
+export type ExternalSource = 'deposit' | 'x402';
+
+/**
+ * A payment made outside the gateway (an on-chain deposit, an x402 payment), to be turned into
+ * credits once and only once.
+ */
+export interface ExternalCredit {
+  wallet: string;
+  source: ExternalSource;
+  /** The payment's permanent identity within its source, e.g. `8453:0x<tx hash>:<log index>`. */
+  externalId: string;
+  /** Atomic units paid (e.g. 1500000 for 1.5 USDC); positive. */
+  units: bigint;
+  /** Atomic units per credit; positive. */
+  unitsPerCredit: bigint;
+  /** What the units are (e.g. `8453:0x<token>`): the remainder below one credit is kept per wallet and key. */
+  remainderKey: string;
+}
+
+export interface ExternalCreditResult {
+  /** `credited`: this call applied it; `repeat`: an earlier call did, and nothing was added now. */
+  status: 'credited' | 'repeat';
+  /** Credits this payment added (on a repeat: what the first call added). */
+  credits: number;
+  /** The wallet's units below one credit under this remainder key, right after the payment was applied. */
+  remainder: bigint;
+  /** The wallet's balance now. */
+  balance: Balance;
+}
+
 export interface Ledger {
   balance(wallet: string): Promise<Balance>;
   /** Add credits. With an idempotency key, a repeat returns the first result and grants nothing. */
@@ -37,6 +68,14 @@ export interface Ledger {
   settle(reservation: Reservation, cost: number): Promise<Settlement>;
   /** Return every held credit. Idempotent. */
   release(reservation: Reservation): Promise<void>;
+  /**
+   * Credit an outside payment in one atomic step: floor((remainder + units) / unitsPerCredit)
+   * credits (into credits and total_deposited), the new remainder, and a permanent record of
+   * (source, externalId), so any later call for it adds nothing and answers `repeat`. The same id
+   * with another wallet, units or rate is ExternalCreditConflict (409); a total past 2^53 − 1 is
+   * LedgerTotalTooLarge and records nothing.
+   */
+  creditExternal(credit: ExternalCredit): Promise<ExternalCreditResult>;
 }
 
 /** One API key as stored: never the key itself, only what identifies and describes it. */

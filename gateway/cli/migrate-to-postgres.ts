@@ -11,10 +11,12 @@
  * Holds still open in the embedded store belonged to a gateway that is stopped: their credits go
  * back to the wallet (credits + held), so total_deposited = credits + total_spent on arrival.
  * Grant idempotency records are not copied (a retried grant from before the move is a new grant).
+ * The permanent records of outside payments (deposits, x402) and the remainders below one credit
+ * are copied, so a payment credited before the move still counts once after it.
  *
  * @example
  *   DATA_DIR=./data DATABASE_URL=postgres://… npm run credits -- migrate-to-postgres
- *   // {"keys":{"copied":3,"skipped":0},"wallets":{"copied":2,"skipped":0},"credits":147}
+ *   // {"keys":{"copied":3,"skipped":0},"wallets":{"copied":2,"skipped":0},"credits":147,"externalCredits":{"copied":1,"skipped":0}}
  */
 import type { Config } from '../config.js';
 import { join } from 'node:path';
@@ -31,15 +33,36 @@ export interface MigrationReport {
   wallets: { copied: number; skipped: number };
   /** Spendable credits copied (open holds included, see the file comment). */
   credits: number;
+  /** Outside payments' permanent records (remainders travel with them). */
+  externalCredits: { copied: number; skipped: number };
+}
+
+interface ExternalCreditRow {
+  source: string;
+  external_id: string;
+  wallet: string;
+  units: string;
+  units_per_credit: string;
+  remainder_key: string;
+  credits: number;
+  remainder: string;
+  at: number;
 }
 
 const WALLET_INDEX = 'wallet:';
 
-/** Every wallet the embedded ledger has stored (opened by openAccounts first, so its table exists). */
-async function ledgerAddresses(dataDir: string): Promise<string[]> {
+/**
+ * What the embedded ledger stored that its contract has no call to list (opened by openAccounts
+ * first, so its tables exist): every wallet, every outside payment, every remainder.
+ */
+async function ledgerRows(dataDir: string) {
   const db = await openSqlite(join(dataDir, STORE_FILE));
   try {
-    return (await db.all<{ address: string }>('SELECT address FROM ledger_wallets ORDER BY address')).map((row) => row.address);
+    return {
+      addresses: (await db.all<{ address: string }>('SELECT address FROM ledger_wallets ORDER BY address')).map((row) => row.address),
+      externalCredits: await db.all<ExternalCreditRow>('SELECT * FROM ledger_external_credits'),
+      remainders: await db.all<{ wallet: string; remainder_key: string; units: string }>('SELECT * FROM ledger_remainders'),
+    };
   } finally {
     await db.close();
   }
@@ -56,13 +79,19 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
     const keys: Array<{ hash: string; record: ApiKeyRecord }> = [];
     for (const owner of owners) keys.push(...(await keyStore.list(owner)));
     const balances: Balance[] = [];
-    for (const wallet of await ledgerAddresses(config.dataDir)) balances.push(await accounts.ledger.balance(wallet));
+    const stored = await ledgerRows(config.dataDir);
+    for (const wallet of stored.addresses) balances.push(await accounts.ledger.balance(wallet));
 
     const db = await openDatabase(databaseUrl);
     try {
       await migrate(db.sql);
       return await db.sql.begin(async (tx) => {
-        const report: MigrationReport = { keys: { copied: 0, skipped: 0 }, wallets: { copied: 0, skipped: 0 }, credits: 0 };
+        const report: MigrationReport = {
+          keys: { copied: 0, skipped: 0 },
+          wallets: { copied: 0, skipped: 0 },
+          credits: 0,
+          externalCredits: { copied: 0, skipped: 0 },
+        };
         for (const { hash, record } of keys) {
           const inserted = await tx`
             insert into api_keys (hash, id, address, name, created_at, last_used_at, verified, prefix)
@@ -83,6 +112,19 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           } else {
             report.wallets.skipped++;
           }
+        }
+        for (const row of stored.externalCredits) {
+          const inserted = await tx`
+            insert into external_credits (source, external_id, wallet, units, units_per_credit, remainder_key, credits, remainder, credited_at)
+            values (${row.source}, ${row.external_id}, ${row.wallet}, ${row.units}::numeric, ${row.units_per_credit}::numeric,
+              ${row.remainder_key}, ${row.credits}::bigint, ${row.remainder}::numeric, ${row.at}::bigint)
+            on conflict do nothing returning source`;
+          report.externalCredits[inserted.length === 1 ? 'copied' : 'skipped']++;
+        }
+        for (const row of stored.remainders) {
+          await tx`
+            insert into credit_remainders (wallet, remainder_key, units) values (${row.wallet}, ${row.remainder_key}, ${row.units}::numeric)
+            on conflict do nothing`;
         }
         return report;
       });

@@ -19,8 +19,9 @@
  *   await ledger.settle(hold, 3)
  */
 import { randomBytes } from 'node:crypto';
-import { IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../../errors.js';
-import type { Balance, Ledger, Reservation, Settlement } from '../types.js';
+import { ExternalCreditConflict, IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../../errors.js';
+import { validateExternalCredit } from '../external-credit.js';
+import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from '../types.js';
 import { guarded, type Sql } from './database.js';
 import { LedgerBatches } from './ledger-batches.js';
 
@@ -37,6 +38,17 @@ const CLOSED_RETENTION_MS = 24 * 3_600_000;
 
 function positiveInteger(value: number, name: string): void {
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+}
+
+/** Run a step that adds `amount` to total_deposited; SQLSTATE SY001 (past 2^53 − 1) becomes LedgerTotalTooLarge. */
+async function depositing<T>(amount: number, step: () => Promise<T>): Promise<T> {
+  try {
+    return await guarded(step);
+  } catch (err) {
+    const sqlError = err as { code?: string; detail?: string };
+    if (sqlError.code === 'SY001') throw new LedgerTotalTooLarge(Number(sqlError.detail), amount);
+    throw err;
+  }
 }
 
 export class PostgresLedger implements Ledger {
@@ -94,20 +106,32 @@ export class PostgresLedger implements Ledger {
   async grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance> {
     positiveInteger(amount, 'amount');
     const address = wallet.toLowerCase();
-    let rows;
-    try {
-      rows = await guarded(
-        () => this.sql<Array<Omit<Balance, 'address'> & { status: string }>>`
+    const [row] = await depositing(
+      amount,
+      () => this.sql<Array<Omit<Balance, 'address'> & { status: string }>>`
         select * from ledger_grant(${address}, ${amount}::bigint, ${idempotencyKey ?? null}::text, ${this.now()}::bigint)`,
-      );
-    } catch (err) {
-      const sqlError = err as { code?: string; detail?: string };
-      if (sqlError.code === 'SY001') throw new LedgerTotalTooLarge(Number(sqlError.detail), amount);
-      throw err;
-    }
-    const [row] = rows;
+    );
     if (row.status === 'conflict') throw new IdempotencyConflict();
     return { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent };
+  }
+
+  async creditExternal(credit: ExternalCredit): Promise<ExternalCreditResult> {
+    validateExternalCredit(credit);
+    const address = credit.wallet.toLowerCase();
+    const { source, externalId, units, unitsPerCredit, remainderKey } = credit;
+    const [row] = await depositing(
+      Number(units / unitsPerCredit),
+      () => this.sql<Array<Omit<Balance, 'address'> & { status: string; added: number; remainder: string }>>`
+        select * from ledger_credit_external(${address}, ${source}, ${externalId}, ${units.toString()}::numeric,
+          ${unitsPerCredit.toString()}::numeric, ${remainderKey}, ${this.now()}::bigint)`,
+    );
+    if (row.status === 'conflict') throw new ExternalCreditConflict(source, externalId);
+    return {
+      status: row.status === 'repeat' ? 'repeat' : 'credited',
+      credits: row.added,
+      remainder: BigInt(row.remainder),
+      balance: { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent },
+    };
   }
 
   async reserve(wallet: string, amount: number): Promise<Reservation> {

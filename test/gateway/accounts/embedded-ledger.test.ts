@@ -157,6 +157,45 @@ describe('embedded ledger on SQLite', () => {
     assert.equal((await ledger.balance(wallet)).credits, 6);
   });
 
+  test('outside payments and remainders are kept across a restart, long past the grant idempotency window', async () => {
+    const payment = {
+      wallet,
+      source: 'deposit',
+      externalId: '1:0xfeed:3',
+      units: 1_700n,
+      unitsPerCredit: 1_000n,
+      remainderKey: '1:0xusdc',
+    } as const;
+    ledger = await openEmbeddedLedger(db, { reservationTtlMs: 60_000 });
+    assert.equal((await ledger.creditExternal(payment)).credits, 1);
+    await ledger.stop();
+    const yearLater = Date.now() + 365 * 24 * 3_600_000;
+    ledger = await openEmbeddedLedger(db, { reservationTtlMs: 60_000, now: () => yearLater });
+    assert.equal((await ledger.creditExternal(payment)).status, 'repeat');
+    assert.equal((await ledger.creditExternal({ ...payment, externalId: '1:0xfeed:4', units: 300n })).credits, 1);
+    assert.deepEqual(await storedRecord(wallet), { credits: 2, total_deposited: 2, total_spent: 0 });
+  });
+
+  test('an outside payment whose commit failed is not recorded, and its retry credits it once', async () => {
+    const { db: broken, state } = faulty(db);
+    ledger = await openEmbeddedLedger(broken, { reservationTtlMs: 60_000 });
+    const payment = {
+      wallet,
+      source: 'x402',
+      externalId: 'base:0xnonce',
+      units: 2_500n,
+      unitsPerCredit: 1_000n,
+      remainderKey: 'base:usdc',
+    } as const;
+    state.failNext = true;
+    await assert.rejects(ledger.creditExternal(payment), { code: 'store_unavailable' });
+    assert.equal((await db.all('SELECT * FROM ledger_external_credits')).length, 0);
+    assert.equal((await db.all('SELECT * FROM ledger_remainders')).length, 0);
+    assert.equal((await ledger.creditExternal(payment)).status, 'credited');
+    assert.equal((await ledger.creditExternal(payment)).status, 'repeat');
+    assert.deepEqual(await storedRecord(wallet), { credits: 2, total_deposited: 2, total_spent: 0 });
+  });
+
   test('the timer gives expired holds back with no access to the wallet', async () => {
     ledger = await openEmbeddedLedger(db, { reservationTtlMs: 100, sweepIntervalMs: 20 });
     await ledger.grant(wallet, 9);

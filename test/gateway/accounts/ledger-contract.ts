@@ -1,7 +1,7 @@
 /**
  * The contract every `Ledger` implementation keeps, as one suite: grant, reserve, extend, settle,
- * release, reservation expiry, idempotent grants, never below zero, and no overspend under
- * concurrency. An implementation's test file calls `ledgerContract` with a factory that opens a
+ * release, reservation expiry, idempotent grants, never below zero, no overspend under
+ * concurrency, and outside payments (creditExternal) credited once with their remainders kept. An implementation's test file calls `ledgerContract` with a factory that opens a
  * fresh, empty ledger; nothing here knows how the ledger stores its records.
  *
  * @example
@@ -13,8 +13,14 @@
 import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../../../gateway/errors.js';
-import type { Ledger } from '../../../gateway/accounts/types.js';
+import {
+  ExternalCreditConflict,
+  IdempotencyConflict,
+  InsufficientCredits,
+  LedgerTotalTooLarge,
+  ReservationClosed,
+} from '../../../gateway/errors.js';
+import type { ExternalCredit, Ledger } from '../../../gateway/accounts/types.js';
 
 export interface LedgerUnderTest {
   ledger: Ledger;
@@ -30,6 +36,11 @@ export interface LedgerFactoryOptions {
 export type LedgerFactory = (options: LedgerFactoryOptions) => Promise<LedgerUnderTest>;
 
 const TTL_MS = 60_000;
+
+/** A fresh payment id per call, so ledgers backed by a shared database stay apart. */
+function newPaymentId(): string {
+  return `1:0x${randomBytes(32).toString('hex')}:0`;
+}
 
 /** A fresh lower-case wallet per test, so implementations backed by a shared database stay apart. */
 function newWallet(): string {
@@ -240,6 +251,118 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
         if (o.status === 'rejected') assert.ok(o.reason instanceof InsufficientCredits, String(o.reason));
       }
       assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 50, total_spent: 50 });
+    });
+
+    /** A deposit of `units` USDC atomic units (6 decimals) at 1000 units per credit. */
+    function usdc(units: bigint, externalId = newPaymentId()): ExternalCredit {
+      return { wallet, source: 'deposit', externalId, units, unitsPerCredit: 1_000n, remainderKey: '1:0xusdc' };
+    }
+
+    test('creditExternal credits whole credits into credits and total_deposited and keeps the remainder', async () => {
+      const first = await ledger.creditExternal(usdc(2_500n));
+      assert.deepEqual(first, {
+        status: 'credited',
+        credits: 2,
+        remainder: 500n,
+        balance: { address: wallet, credits: 2, total_deposited: 2, total_spent: 0 },
+      });
+      await assertInvariant(0);
+    });
+
+    test('remainders below one credit add up across payments, per wallet and remainder key', async () => {
+      const other = newWallet();
+      assert.equal((await ledger.creditExternal(usdc(600n))).credits, 0);
+      assert.equal((await ledger.creditExternal({ ...usdc(600n), remainderKey: '1:0xdai' })).credits, 0);
+      assert.equal((await ledger.creditExternal({ ...usdc(600n), wallet: other })).credits, 0);
+      const third = await ledger.creditExternal(usdc(1_500n));
+      assert.equal(third.credits, 2);
+      assert.equal(third.remainder, 100n);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 2, total_deposited: 2, total_spent: 0 });
+      assert.equal((await ledger.creditExternal({ ...usdc(400n), wallet: other })).credits, 1);
+      assert.equal((await ledger.creditExternal({ ...usdc(400n), remainderKey: '1:0xdai' })).remainder, 0n);
+    });
+
+    test('a payment credited again (any later call) adds nothing and answers repeat with the first credits', async () => {
+      const payment = usdc(3_700n);
+      const first = await ledger.creditExternal(payment);
+      await ledger.grant(wallet, 1);
+      const again = await ledger.creditExternal({ ...payment, wallet: wallet.toUpperCase().replace('0X', '0x') });
+      assert.deepEqual(again, {
+        status: 'repeat',
+        credits: first.credits,
+        remainder: 700n,
+        balance: { address: wallet, credits: 4, total_deposited: 4, total_spent: 0 },
+      });
+      // The same id from another source is another payment.
+      assert.equal((await ledger.creditExternal({ ...payment, source: 'x402' })).status, 'credited');
+    });
+
+    test('a payment below one credit is still recorded once', async () => {
+      const payment = usdc(999n);
+      assert.equal((await ledger.creditExternal(payment)).status, 'credited');
+      assert.deepEqual(await ledger.creditExternal(payment), {
+        status: 'repeat',
+        credits: 0,
+        remainder: 999n,
+        balance: { address: wallet, credits: 0, total_deposited: 0, total_spent: 0 },
+      });
+    });
+
+    test('a payment id credited with another wallet, amount, rate or remainder key is ExternalCreditConflict', async () => {
+      const payment = usdc(5_000n);
+      await ledger.creditExternal(payment);
+      for (const changed of [{ wallet: newWallet() }, { units: 5_001n }, { unitsPerCredit: 100n }, { remainderKey: '1:0xdai' }]) {
+        await assert.rejects(
+          () => ledger.creditExternal({ ...payment, ...changed }),
+          (err: unknown) => err instanceof ExternalCreditConflict && err.status === 409 && err.code === 'external_credit_conflict',
+        );
+      }
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 5, total_spent: 0 });
+    });
+
+    test('20 concurrent calls for one payment credit it once', async () => {
+      const payment = usdc(4_200n);
+      const results = await Promise.all(Array.from({ length: 20 }, () => ledger.creditExternal(payment)));
+      assert.equal(results.filter((r) => r.status === 'credited').length, 1);
+      for (const result of results) assert.equal(result.credits, 4);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 4, total_deposited: 4, total_spent: 0 });
+    });
+
+    test('30 concurrent payments sharing a remainder lose no unit', async () => {
+      const results = await Promise.all(Array.from({ length: 30 }, () => ledger.creditExternal(usdc(150n))));
+      assert.equal(
+        results.reduce((sum, r) => sum + r.credits, 0),
+        4,
+      );
+      assert.equal((await ledger.creditExternal(usdc(500n))).remainder, 0n);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 5, total_spent: 0 });
+    });
+
+    test('units beyond 2^53 are exact (an 18-decimal token)', async () => {
+      const result = await ledger.creditExternal({ ...usdc(123_456_789_012_345_678_901_234n), unitsPerCredit: 10n ** 15n });
+      assert.equal(result.credits, 123_456_789);
+      assert.equal(result.remainder, 12_345_678_901_234n);
+    });
+
+    test('a payment past the largest exact total is LedgerTotalTooLarge and records nothing', async () => {
+      await ledger.grant(wallet, Number.MAX_SAFE_INTEGER - 1);
+      const payment = usdc(2_300n);
+      await assert.rejects(() => ledger.creditExternal(payment), LedgerTotalTooLarge);
+      assert.equal((await ledger.balance(wallet)).total_deposited, Number.MAX_SAFE_INTEGER - 1);
+      // Not recorded: the same id with other units is a first payment, not a conflict, and no remainder was kept.
+      assert.deepEqual(await ledger.creditExternal({ ...payment, units: 300n }), {
+        status: 'credited',
+        credits: 0,
+        remainder: 300n,
+        balance: { address: wallet, credits: Number.MAX_SAFE_INTEGER - 1, total_deposited: Number.MAX_SAFE_INTEGER - 1, total_spent: 0 },
+      });
+    });
+
+    test('creditExternal refuses units or a rate that are not positive, and empty ids', async () => {
+      for (const bad of [{ units: 0n }, { units: -5n }, { unitsPerCredit: 0n }, { externalId: '' }, { remainderKey: '' }]) {
+        await assert.rejects(async () => ledger.creditExternal({ ...usdc(1_000n), ...bad }), RangeError);
+      }
+      assert.equal((await ledger.balance(wallet)).credits, 0);
     });
 
     test('concurrent steps on different wallets do not disturb each other', async () => {

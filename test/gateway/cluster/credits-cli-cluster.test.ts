@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { openAccounts } from '../../../gateway/accounts/accounts.js';
 import { openDatabase, type Database } from '../../../gateway/accounts/postgres/database.js';
 import { PostgresKeyStore } from '../../../gateway/accounts/postgres/postgres-key-store.js';
+import { PostgresLedger } from '../../../gateway/accounts/postgres/postgres-ledger.js';
 import { ApiKeys } from '../../../gateway/accounts/api-keys.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
 import { ALICE, BOB } from '../accounts/support.js';
@@ -63,15 +64,38 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     await embedded.ledger.grant(bob, 7);
     await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5), 3);
     await embedded.ledger.reserve(alice, 4); // open when the gateway stopped
+    const deposit = {
+      wallet: bob,
+      source: 'deposit',
+      externalId: '1:0xabc:0',
+      units: 2_400n,
+      unitsPerCredit: 1_000n,
+      remainderKey: '1:usdc',
+    } as const;
+    await embedded.ledger.creditExternal(deposit);
     await embedded.close();
 
     const env = { DATA_DIR: dataDir, DATABASE_URL: database.url };
     const first = await cli(['migrate-to-postgres'], env);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(JSON.parse(first.stdout), { keys: { copied: 3, skipped: 0 }, wallets: { copied: 2, skipped: 0 }, credits: 54 });
+    assert.deepEqual(JSON.parse(first.stdout), {
+      keys: { copied: 3, skipped: 0 },
+      wallets: { copied: 2, skipped: 0 },
+      credits: 56,
+      externalCredits: { copied: 1, skipped: 0 },
+    });
     const again = await cli(['migrate-to-postgres'], env);
     assert.equal(again.code, 0, again.stderr);
-    assert.deepEqual(JSON.parse(again.stdout), { keys: { copied: 0, skipped: 3 }, wallets: { copied: 0, skipped: 2 }, credits: 0 });
+    assert.deepEqual(JSON.parse(again.stdout), {
+      keys: { copied: 0, skipped: 3 },
+      wallets: { copied: 0, skipped: 2 },
+      credits: 0,
+      externalCredits: { copied: 0, skipped: 1 },
+    });
+    // The deposit credited before the move counts once after it, and its remainder carries on.
+    const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 60_000 });
+    assert.equal((await ledger.creditExternal(deposit)).status, 'repeat');
+    assert.equal((await ledger.creditExternal({ ...deposit, externalId: '1:0xabc:1', units: 600n })).credits, 1);
 
     const keys = new ApiKeys(new PostgresKeyStore(db.sql));
     assert.equal((await keys.find(aliceKey))?.name, 'laptop');
@@ -86,7 +110,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     assert.deepEqual(JSON.parse(balance.stdout), { address: alice, credits: 47, total_deposited: 50, total_spent: 3 });
     const grant = await cli(['grant', BOB.address, '10'], env);
     assert.equal(grant.code, 0, grant.stderr);
-    assert.deepEqual(JSON.parse(grant.stdout), { address: bob, credits: 17, total_deposited: 17, total_spent: 0, granted: 10 });
+    assert.deepEqual(JSON.parse(grant.stdout), { address: bob, credits: 20, total_deposited: 20, total_spent: 0, granted: 10 });
   });
 
   test('migrate-to-postgres without DATABASE_URL, or with PostgreSQL down, exits 1 naming what is missing', async () => {
