@@ -1,15 +1,21 @@
 /**
- * Start the BUILT gateway exactly as `npm start` does (`node dist/gateway/main.js` from the repo
- * root with the shipped config), on a free port and a temporary data directory. Run
+ * Start the BUILT gateway exactly as `npm start` does (`node <the start script's flags>
+ * dist/gateway/main.js` from the repo root with the shipped config), on a free port and a temporary data directory. Run
  * `npm run build` first (`npm test` does).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const MAIN_JS = join(REPO_ROOT, 'dist/gateway/main.js');
+/** The node flags of package.json's start script (the heap cap). */
+export const START_FLAGS = (
+  JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 export interface BuiltGateway {
   child: ChildProcess;
@@ -26,7 +32,7 @@ export interface BuiltGateway {
 export function spawnBuiltGateway(env: Record<string, string> = {}): BuiltGateway {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-built-'));
   // NODE_V8_COVERAGE passes through, so c8 counts the child's coverage too.
-  const child = spawn(process.execPath, [MAIN_JS], {
+  const child = spawn(process.execPath, [...START_FLAGS, MAIN_JS], {
     cwd: REPO_ROOT,
     env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
