@@ -411,3 +411,20 @@ test('parallel_tool_calls false goes upstream, and the client receives one call 
     ['echo', 'read_file'],
   );
 });
+
+test('the round cap holds with tool_choice "required": after 8 gateway rounds the last call goes out with "none"', async () => {
+  const { client } = await funded();
+  for (let i = 1; i <= 8; i++) upstream.script({ toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }], ...oneCredit });
+  upstream.script({ text: 'Enough.', ...oneCredit });
+  const { data, response } = await client.chat.completions
+    .create({ model: 'conductor', messages: [user], tools, tool_choice: 'required' })
+    .withResponse();
+  assert.equal(data.choices[0].finish_reason, 'stop');
+  assert.equal(data.choices[0].message.content, 'Enough.');
+  assert.deepEqual(
+    upstream.requests.map((r) => r.body.tool_choice),
+    [...Array(8).fill('required'), 'none'],
+  );
+  assert.equal(traceOf(data).length, 8);
+  assert.equal(charged(response), 9);
+});
