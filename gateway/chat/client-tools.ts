@@ -70,9 +70,6 @@ export function clientToolsFrom(input: {
   return { functions: input.tools as FunctionTool[], names, choice, parallel: input.parallel };
 }
 
-/** No client functions, tool choice `auto`: a request that only uses the gateway's tools. */
-export const NO_CLIENT_TOOLS: ClientTools = { functions: [], names: new Set(), choice: 'auto' };
-
 /** `tool_choice: "none"` turns every tool off, the gateway's too. */
 export function toolsEnabled(tools: ClientTools): boolean {
   return tools.choice !== 'none';

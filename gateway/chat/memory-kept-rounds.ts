@@ -1,6 +1,8 @@
 /**
- * Kept rounds in this process's memory (embedded mode): bounded to `maxEntries` (the least recently
- * put or read goes first), each entry dropped once its TTL passed, everything lost at restart.
+ * Kept rounds in this process's memory (embedded mode): bounded to `maxEntries` and to `maxChars`
+ * of values in all (the least recently put or read goes first: one answer's rounds can hold several
+ * tool results of up to `chat.toolResultMaxChars` each), an entry past its TTL is never returned,
+ * everything is lost at restart.
  *
  * @example
  *   const store = new MemoryKeptRounds({ maxEntries: 10_000 })
@@ -9,31 +11,45 @@
  */
 import type { KeptRoundsStore } from './kept-rounds.js';
 
+/** 64 Mi characters (about 128 MiB as JS strings) unless told otherwise. */
+const DEFAULT_MAX_CHARS = 64 * 1024 * 1024;
+
 export class MemoryKeptRounds implements KeptRoundsStore {
   /** Map order is recency order: the first entry is the least recently used. */
   private readonly entries = new Map<string, { value: string; expiresAt: number }>();
   private readonly maxEntries: number;
+  private readonly maxChars: number;
+  private chars = 0;
 
-  constructor(options: { maxEntries: number; now?: () => number }) {
+  constructor(options: { maxEntries: number; maxChars?: number }) {
     this.maxEntries = options.maxEntries;
-    if (options.now) this.now = options.now;
+    this.maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
   }
 
-  private now = (): number => Date.now();
-
   async put(key: string, value: string, ttlMs: number): Promise<void> {
+    this.remove(key);
+    this.entries.set(key, { value, expiresAt: Date.now() + ttlMs });
+    this.chars += value.length;
+    while (this.entries.size > this.maxEntries || this.chars > this.maxChars) this.remove(this.entries.keys().next().value!);
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
     this.entries.delete(key);
-    this.entries.set(key, { value, expiresAt: this.now() + ttlMs });
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.chars -= entry.value.length;
   }
 
   async getMany(keys: string[]): Promise<Array<string | undefined>> {
-    const now = this.now();
+    const now = Date.now();
     return keys.map((key) => {
       const entry = this.entries.get(key);
       if (!entry) return undefined;
-      this.entries.delete(key);
-      if (entry.expiresAt <= now) return undefined;
+      if (entry.expiresAt <= now) {
+        this.remove(key);
+        return undefined;
+      }
+      this.entries.delete(key); // back in as the most recently used
       this.entries.set(key, entry);
       return entry.value;
     });

@@ -16,19 +16,16 @@ import { guarded, type Sql } from './database.js';
 const SWEEP_INTERVAL_MS = 60_000;
 
 export class PostgresKeptRounds {
-  private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
 
   constructor(
     private readonly sql: Sql,
-    private readonly options: { sweepIntervalMs?: number; onSweepError?: (err: unknown) => void; now?: () => number } = {},
-  ) {
-    this.now = options.now ?? Date.now;
-  }
+    private readonly options: { sweepIntervalMs?: number; onSweepError?: (err: unknown) => void } = {},
+  ) {}
 
   async put(key: string, value: string, ttlMs: number): Promise<void> {
-    const expiresAt = this.now() + ttlMs;
+    const expiresAt = Date.now() + ttlMs;
     await guarded(
       () => this.sql`
       insert into kept_rounds (key, value, expires_at) values (${key}, ${value}, ${expiresAt}::bigint)
@@ -40,7 +37,7 @@ export class PostgresKeptRounds {
     if (keys.length === 0) return [];
     const rows = await guarded(
       () => this.sql<Array<{ key: string; value: string }>>`
-      select key, value from kept_rounds where key = any(${keys}::text[]) and expires_at > ${this.now()}::bigint`,
+      select key, value from kept_rounds where key = any(${keys}::text[]) and expires_at > ${Date.now()}::bigint`,
     );
     const byKey = new Map(rows.map((row) => [row.key, row.value]));
     return keys.map((key) => byKey.get(key));
@@ -48,7 +45,7 @@ export class PostgresKeptRounds {
 
   /** Delete every expired row; the number deleted. */
   async sweep(): Promise<number> {
-    const result = await guarded(() => this.sql`delete from kept_rounds where expires_at <= ${this.now()}::bigint`);
+    const result = await guarded(() => this.sql`delete from kept_rounds where expires_at <= ${Date.now()}::bigint`);
     return result.count;
   }
 

@@ -14,7 +14,7 @@ import { keptRoundsContract } from './kept-rounds-contract.js';
 const memory = new MemoryKeptRounds({ maxEntries: 1000 });
 keptRoundsContract('memory', () => memory);
 
-test('memory: bounded, the least recently used goes first', async () => {
+test('memory: bounded in entries and characters, the least recently used goes first', async () => {
   const store = new MemoryKeptRounds({ maxEntries: 2 });
   await store.put('a', 'A', 60_000);
   await store.put('b', 'B', 60_000);
@@ -22,6 +22,12 @@ test('memory: bounded, the least recently used goes first', async () => {
   await store.put('c', 'C', 60_000);
   assert.deepEqual(await store.getMany(['a', 'b', 'c']), ['A', undefined, 'C']);
   assert.equal(store.size, 2);
+  // And bounded in characters: a put past the budget pushes the oldest out.
+  const small = new MemoryKeptRounds({ maxEntries: 100, maxChars: 10 });
+  await small.put('x', '12345', 60_000);
+  await small.put('y', '12345', 60_000);
+  await small.put('z', '123', 60_000);
+  assert.deepEqual(await small.getMany(['x', 'y', 'z']), [undefined, '12345', '123']);
 });
 
 function recordingLogger() {
