@@ -31,6 +31,8 @@ import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from 
 import { chatConcurrency, type SharedWalletSlots } from './http/chat-concurrency.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
+import { KeptRounds, type KeptRoundsStore } from './chat/kept-rounds.js';
+import { MemoryKeptRounds } from './chat/memory-kept-rounds.js';
 
 export interface AppDeps {
   config: Config;
@@ -52,6 +54,11 @@ export interface AppDeps {
   shared?: { limiters: LimiterFactory; chatSlots: SharedWalletSlots };
   /** Each model's upstream client and health: POST /v1/chat/completions. */
   upstreams: Upstreams;
+  /**
+   * Where the gateway's rounds of chats that handed the client its calls are kept (Redis or
+   * PostgreSQL in cluster mode); default: this process's memory, bounded by `chat.keptRoundsMaxEntries`.
+   */
+  keptRounds?: KeptRoundsStore;
 }
 
 /**
@@ -107,6 +114,10 @@ export function createApp(deps: AppDeps): Koa {
     health: deps.upstreams.health,
     tools: deps.tools,
     charger,
+    keptRounds: new KeptRounds(deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries }), {
+      ttlMs: config.chat.keptRoundsTtlMs,
+      logger: deps.logger,
+    }),
   });
   registerChatRoutes(router, [gated, chatConcurrency(config.limits, deps.shared?.chatSlots)], orchestrator);
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown });
