@@ -25,7 +25,7 @@ import { ClientCancelled, chatDeadlineExceeded, upstreamAborted, upstreamStreamC
 import type { UpstreamClient, UpstreamChatParams } from './upstream-client.js';
 import type { UpstreamHealth } from './upstream-health.js';
 import type { ChatAbort } from './chat-abort.js';
-import type { ChatCredits, FinishReason, FunctionTool, ToolTraceEntry, UpstreamMessage, Usage } from './chat-types.js';
+import type { ChatCredits, FinishReason, FunctionTool, ToolTraceEntry, UpstreamMessage, UpstreamToolCall, Usage } from './chat-types.js';
 
 /** A validated chat request, ready to run. */
 export interface ChatPlan {
@@ -50,10 +50,13 @@ export interface ChatSink {
   accepted(): void;
   /** Visible answer text, in order; the concatenation of all calls is the final `content`. */
   content(text: string): void;
-  /** A tool round is starting with these tools. */
-  toolsRunning(tools: string[]): void;
-  /** A tool round finished: its calls, as `tool_trace` will list them (so a stream can show them live). */
-  toolsDone?(entries: ToolTraceEntry[]): void;
+  /** A tool round is starting with these calls (the model's text of the round came before, through `content`). */
+  toolsRunning(calls: UpstreamToolCall[]): void;
+  /**
+   * A tool round finished: its calls as `tool_trace` will list them (so a stream can show them
+   * live), and each call's result as the model reads it, in the same order.
+   */
+  toolsDone?(entries: ToolTraceEntry[], results: string[]): void;
   /** Backpressure: a promise while the client cannot take more, else undefined (see StreamChatOptions). */
   drained(): Promise<void> | undefined;
   /**
@@ -257,7 +260,7 @@ export class ChatOrchestrator {
     chat.toolRounds++;
     const assistant: UpstreamMessage = { role: 'assistant', content: round.text || null, tool_calls: round.toolCalls };
     this.addMessage(chat, assistant);
-    sink.toolsRunning(round.toolCalls.map((c) => c.function.name));
+    sink.toolsRunning(round.toolCalls);
     const results = await runToolRound(round.toolCalls, {
       round: chat.toolRounds,
       runner: this.deps.tools,
@@ -267,7 +270,10 @@ export class ChatOrchestrator {
     });
     for (const m of results.messages) this.addMessage(chat, m);
     chat.trace.push(...results.trace);
-    sink.toolsDone?.(results.trace);
+    sink.toolsDone?.(
+      results.trace,
+      results.messages.map((m) => m.content),
+    );
   }
 
   private addMessage(chat: ChatRun, m: UpstreamMessage): void {

@@ -4,6 +4,7 @@
  */
 import * as ledger from './0001-ledger.js';
 import * as apiKeys from './0002-api-keys.js';
+import * as responses from './0003-responses.js';
 
 export interface Migration {
   version: number;
@@ -14,4 +15,5 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   { version: 1, ...ledger },
   { version: 2, ...apiKeys },
+  { version: 3, ...responses },
 ];
