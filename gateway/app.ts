@@ -33,6 +33,8 @@ import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from 
 import { chatConcurrency, type SharedWalletSlots } from './http/chat-concurrency.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
+import { KeptRounds, type KeptRoundsStore } from './chat/kept-rounds.js';
+import { MemoryKeptRounds } from './chat/memory-kept-rounds.js';
 
 export interface AppDeps {
   config: Config;
@@ -54,6 +56,11 @@ export interface AppDeps {
   shared?: { limiters: LimiterFactory; chatSlots: SharedWalletSlots };
   /** Each model's upstream client and health: POST /v1/chat/completions. */
   upstreams: Upstreams;
+  /**
+   * Where the gateway's rounds of chats that handed the client its calls are kept (Redis or
+   * PostgreSQL in cluster mode); default: this process's memory, bounded by `chat.keptRoundsMaxEntries`.
+   */
+  keptRounds?: KeptRoundsStore;
 }
 
 /**
@@ -109,6 +116,10 @@ export function createApp(deps: AppDeps): Koa {
     health: deps.upstreams.health,
     tools: deps.tools,
     charger,
+    keptRounds: new KeptRounds(deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries }), {
+      ttlMs: config.chat.keptRoundsTtlMs,
+      logger: deps.logger,
+    }),
   });
   // One set of slots: chat completions and responses share the per-wallet and total caps.
   const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);

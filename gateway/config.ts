@@ -150,6 +150,10 @@ export const configSchema = z
         toolResultMaxChars: z.number().int().positive().default(16_000),
         /** A streamed answer sends a `: keepalive` comment after this long without output (proxies drop idle connections). */
         keepAliveMs: z.number().int().positive().default(15_000),
+        /** How long the gateway's own rounds are kept for the client's continuation after it handed back client tool calls. */
+        keptRoundsTtlMs: z.number().int().positive().default(3_600_000),
+        /** Embedded mode keeps them in memory: at most this many handed-back rounds, least recently used dropped first. */
+        keptRoundsMaxEntries: z.number().int().positive().default(10_000),
         preamble: z
           .string()
           .default(
@@ -210,6 +214,7 @@ const ENV_OVERRIDES: Array<[string, (raw: Record<string, unknown>, value: string
     'RESPONSES_MAX_BYTES_PER_WALLET',
     (raw, v) => (section(raw, 'responses').maxBytesPerWallet = numberFrom('RESPONSES_MAX_BYTES_PER_WALLET', v)),
   ],
+  ['KEPT_ROUNDS_TTL_MS', (raw, v) => (section(raw, 'chat').keptRoundsTtlMs = numberFrom('KEPT_ROUNDS_TTL_MS', v))],
 ];
 
 function section(raw: Record<string, unknown>, key: string): Record<string, unknown> {

@@ -1,7 +1,8 @@
 /**
  * The chat-completions request body, validated with zod. Accepts what OpenAI clients send and
- * ignores fields it does not know; refuses what the gateway cannot honour (client-side tools,
- * several choices) with a 400 that names the field.
+ * ignores fields it does not know; refuses what the gateway cannot honour (legacy `functions`,
+ * several choices) with a 400 that names the field. The client's own `tools` (type `function`)
+ * come out as `clientTools`, to be offered next to the gateway's (see client-tools.ts).
  *
  * @example
  *   const request = parseChatRequest(ctx.request.body) // throws InvalidRequest on bad input
@@ -9,6 +10,7 @@
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest } from '../errors.js';
 import type { UpstreamMessage } from './chat-types.js';
+import { clientToolsFrom, clientToolChoiceSchema, clientFunctionSchema, type ClientTools } from './client-tools.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const content = z.union([z.string(), z.array(textPart)]);
@@ -42,8 +44,9 @@ export const chatRequestSchema = z.object({
   n: z.number().int().positive().nullish(),
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
-  tool_choice: z.unknown().optional(),
-  tools: z.unknown().optional(),
+  tool_choice: clientToolChoiceSchema.nullish(),
+  tools: z.array(clientFunctionSchema).nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
   functions: z.unknown().optional(),
   function_call: z.unknown().optional(),
 });
@@ -53,7 +56,8 @@ export interface ChatRequest {
   model?: string;
   stream: boolean;
   includeUsage: boolean;
-  toolsEnabled: boolean;
+  /** The client's functions and how it wants them called; `choice: 'none'` turns every tool off. */
+  clientTools: ClientTools;
   maxTokens?: number;
   sampling: { temperature?: number; top_p?: number; stop?: string | string[]; seed?: number; user?: string };
 }
@@ -63,30 +67,29 @@ export function parseChatRequest(body: unknown): ChatRequest {
   const parsed = chatRequestSchema.safeParse(body);
   if (!parsed.success) throw invalidRequestFrom(parsed.error, { prefix: 'Invalid request: ' });
   const r = parsed.data;
-  for (const field of ['tools', 'functions'] as const) {
-    const value = r[field];
-    if (value !== undefined && value !== null && !(Array.isArray(value) && value.length === 0)) {
-      throw new InvalidRequest(
-        `Client-side ${field} are not supported: the gateway runs its own tools. Remove "${field}" from the request.`,
-        field,
-        'unsupported_parameter',
-      );
-    }
+  const functions = r.functions;
+  if (functions !== undefined && functions !== null && !(Array.isArray(functions) && functions.length === 0)) {
+    throw new InvalidRequest(
+      'The legacy "functions" parameter is not supported: send your functions as "tools" entries of type "function".',
+      'functions',
+      'unsupported_parameter',
+    );
   }
   if (r.function_call !== undefined && r.function_call !== null && r.function_call !== 'none' && r.function_call !== 'auto') {
-    throw new InvalidRequest('function_call is not supported: the gateway runs its own tools.', 'function_call', 'unsupported_parameter');
+    throw new InvalidRequest(
+      'function_call is not supported: use "tool_choice" with "tools" entries of type "function".',
+      'function_call',
+      'unsupported_parameter',
+    );
   }
   if (r.n != null && r.n > 1) {
     throw new InvalidRequest('n must be 1: the gateway returns one choice.', 'n', 'unsupported_parameter');
   }
-  const toolChoice = r.tool_choice ?? 'auto';
-  if (toolChoice !== 'auto' && toolChoice !== 'none') {
-    throw new InvalidRequest(
-      'tool_choice must be "auto" or "none": the gateway decides which of its tools to run.',
-      'tool_choice',
-      'unsupported_parameter',
-    );
-  }
+  const clientTools = clientToolsFrom({
+    tools: r.tools ?? [],
+    choice: r.function_call === 'none' ? 'none' : (r.tool_choice ?? 'auto'),
+    parallel: r.parallel_tool_calls ?? undefined,
+  });
 
   const sampling: ChatRequest['sampling'] = {};
   if (r.temperature != null) sampling.temperature = r.temperature;
@@ -99,7 +102,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
     model: r.model,
     stream: r.stream === true,
     includeUsage: r.stream_options?.include_usage === true,
-    toolsEnabled: toolChoice !== 'none' && r.function_call !== 'none',
+    clientTools,
     maxTokens: r.max_completion_tokens ?? r.max_tokens ?? undefined,
     sampling,
   };

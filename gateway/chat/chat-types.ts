@@ -17,7 +17,8 @@ export type UpstreamMessage =
 /** A tool as offered to the model, in the OpenAI function-calling format. */
 export interface FunctionTool {
   type: 'function';
-  function: { name: string; description: string; parameters: Record<string, unknown> };
+  /** Always set on the gateway's tools; a client's function may leave them out. */
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean | null };
 }
 
 export interface Usage {
@@ -44,4 +45,5 @@ export interface ChatCredits {
   remaining: number;
 }
 
-export type FinishReason = 'stop' | 'length' | 'content_filter';
+/** `tool_calls`: the answer hands the client calls of its own functions. */
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';

@@ -1,7 +1,10 @@
 /**
  * The chat loop: plan with the model, run its tool calls, feed the results back, until it answers
  * without tool calls (the presence of tool calls decides, not `finish_reason`). At most
- * `chat.maxRounds` tool rounds, then one last call with `tool_choice: "none"`. The same loop serves
+ * `chat.maxRounds` tool rounds, then one last call with `tool_choice: "none"`. Functions the client
+ * brought are offered next to the gateway's tools: a round that calls any of them runs its gateway
+ * calls, keeps the gateway's rounds for the continuation (kept-rounds.ts) and ends the chat with
+ * `finish_reason: "tool_calls"`, handing the client its calls. The same loop serves
  * streaming and non-streaming requests: it reports visible text through `sink.content` as it
  * arrives, and the non-streaming route simply collects it.
  *
@@ -21,6 +24,9 @@ import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
 import { TokenTally } from './token-tally.js';
 import { ToolOffer } from './tool-schemas.js';
 import { runToolRound } from './tool-round.js';
+import { assertNoNameConflict, toolsEnabled, upstreamToolChoice, type ClientTools } from './client-tools.js';
+import { callIdsIn, splitToolCalls, withUsableCallIds } from './hybrid-round.js';
+import type { KeptRounds } from './kept-rounds.js';
 import { ClientCancelled, chatDeadlineExceeded, upstreamAborted, upstreamStreamCutOff, upstreamUnavailable } from './upstream-errors.js';
 import type { UpstreamClient, UpstreamChatParams } from './upstream-client.js';
 import type { UpstreamHealth } from './upstream-health.js';
@@ -32,8 +38,13 @@ export interface ChatPlan {
   model: ModelConfig;
   /** The client's conversation (the preamble is added here). */
   messages: UpstreamMessage[];
-  /** False when the client sent `tool_choice: "none"`. */
-  toolsEnabled: boolean;
+  /**
+   * A conversation the gateway itself kept whole (a stored response's, with every gateway round),
+   * sent before `messages` as it is: no kept rounds are spliced into it.
+   */
+  history?: UpstreamMessage[];
+  /** The client's own functions and its tool_choice (`none` turns every tool off). */
+  clientTools: ClientTools;
   /** Client `max_completion_tokens` or `max_tokens`. */
   maxTokens?: number;
   sampling: Pick<UpstreamChatParams, 'temperature' | 'top_p' | 'stop' | 'seed' | 'user'>;
@@ -75,6 +86,13 @@ export interface ChatOutcome {
   /** Present when credits are on. */
   credits?: ChatCredits;
   toolRounds: number;
+  /** With finish reason `tool_calls`: the calls of the client's functions it is to run. */
+  clientToolCalls?: UpstreamToolCall[];
+  /**
+   * This request's tool rounds as the model saw them: each assistant turn with its calls and the
+   * gateway calls' results (the final answer's text is `content`, not in here).
+   */
+  rounds: UpstreamMessage[];
 }
 
 export interface OrchestratorDeps {
@@ -86,6 +104,8 @@ export interface OrchestratorDeps {
   tools: ToolRunner;
   /** The app's one charging switch (NO_CHARGE in free mode). */
   charger: Charger;
+  /** The gateway's rounds of chats that handed the client its calls, for their continuation. */
+  keptRounds: KeptRounds;
 }
 
 interface ModelSeries {
@@ -106,6 +126,10 @@ interface ChatRun {
   maxOut: number;
   /** The conversation sent upstream: preamble, the client's messages, then each tool round. */
   messages: UpstreamMessage[];
+  /** Where this request's own rounds begin in `messages`. */
+  ownFrom: number;
+  /** Every tool-call id of the conversation, so a new call never reuses one. */
+  callIds: Set<string>;
   tally: TokenTally;
   answer: AnswerText;
   trace: ToolTraceEntry[];
@@ -159,10 +183,13 @@ export class ChatOrchestrator {
     // Fail fast, before any work: the model's upstream is known to be down.
     if (this.deps.health.isDown(plan.model.id)) throw upstreamUnavailable(plan.model.id, 'its health probe failed');
     const { deadlineMs, maxRounds } = this.deps.config.chat;
-    const chat = this.startChat(plan, sink);
+    const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
+    const conversation = plan.history ? [...plan.history, ...restored] : restored;
+    const chat = this.startChat(plan, conversation, sink);
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
       let finishReason: FinishReason;
+      let clientCalls: UpstreamToolCall[] = [];
       for (;;) {
         const forceFinal = chat.tools.length > 0 && chat.toolRounds >= maxRounds;
         const promptTokens = chat.tally.promptTokens();
@@ -176,9 +203,19 @@ export class ChatOrchestrator {
           finishReason = round.finishReason === 'length' ? 'length' : 'stop';
           break;
         }
-        await this.runTools(chat, round, sink, abort);
+        const calls = withUsableCallIds(round.toolCalls, chat.callIds);
+        const { names, parallel } = plan.clientTools;
+        const split = names.size ? splitToolCalls(calls, names, { parallel }) : { gateway: calls, client: [] };
+        await this.runTools(chat, { text: round.text, calls: [...split.gateway, ...split.client], run: split.gateway }, sink, abort);
+        if (split.client.length) {
+          clientCalls = split.client;
+          finishReason = 'tool_calls';
+          const ids = clientCalls.map((c) => c.id);
+          await this.deps.keptRounds.keep(plan.wallet, ids, chat.messages.slice(chat.ownFrom));
+          break;
+        }
       }
-      return await this.finishChat(chat, finishReason);
+      return await this.finishChat(chat, finishReason, clientCalls);
     } catch (err) {
       await this.settleAfterFailure(chat, abort.reason instanceof ClientCancelled);
       throw abort.aborted ? abort.reason : err;
@@ -187,11 +224,19 @@ export class ChatOrchestrator {
     }
   }
 
-  /** The chat's state before its first call: the preamble added, the tools offered, nothing spent. */
-  private startChat(plan: ChatPlan, sink: ChatSink): ChatRun {
+  /**
+   * The chat's state before its first call: the preamble added, the gateway's tools and the
+   * client's functions offered (a client function named like a gateway tool is refused), nothing spent.
+   */
+  private startChat(plan: ChatPlan, conversation: UpstreamMessage[], sink: ChatSink): ChatRun {
     const model = plan.model;
-    const tools = plan.toolsEnabled ? this.offer.functionsFor(this.deps.tools.listTools()) : [];
-    const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...plan.messages];
+    const gatewayTools = this.offer.functionsFor(this.deps.tools.listTools());
+    assertNoNameConflict(plan.clientTools, gatewayTools);
+    const clientFunctions = plan.clientTools.functions;
+    const enabled = toolsEnabled(plan.clientTools);
+    const tools = !enabled ? [] : clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;
+    const toolsChars = !enabled ? 0 : this.offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0);
+    const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversation];
     return {
       plan,
       client: this.deps.upstreams.get(model.id)!,
@@ -199,7 +244,9 @@ export class ChatOrchestrator {
       tools,
       maxOut: Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens, OUTPUT_TOKEN_CEILING),
       messages,
-      tally: new TokenTally(tools.length ? this.offer.jsonLength : 0, messages),
+      ownFrom: messages.length,
+      callIds: callIdsIn(conversation),
+      tally: new TokenTally(tools.length ? toolsChars : 0, messages),
       answer: new AnswerText((text) => sink.content(text)),
       trace: [],
       toolRounds: 0,
@@ -226,7 +273,8 @@ export class ChatOrchestrator {
         messages: chat.messages,
         max_tokens: chat.maxOut,
         ...chat.plan.sampling,
-        ...(tools.length ? { tools, tool_choice: call.forceFinal ? 'none' : 'auto' } : {}),
+        ...(tools.length ? { tools, tool_choice: upstreamToolChoice(chat.plan.clientTools, call) } : {}),
+        ...(tools.length ? { parallel_tool_calls: chat.plan.clientTools.parallel } : {}),
       },
       {
         abort,
@@ -254,14 +302,23 @@ export class ChatOrchestrator {
     return round;
   }
 
-  /** Run the round's tool calls and add the assistant's turn and their results to the conversation. */
-  private async runTools(chat: ChatRun, round: AssembledRound, sink: ChatSink, abort: ChatAbort): Promise<void> {
+  /**
+   * Add the assistant's turn (every call in `round.calls`) to the conversation, run the gateway's
+   * calls (`round.run`) and add their results. A round with nothing to run (only client calls) is no tool round.
+   */
+  private async runTools(
+    chat: ChatRun,
+    round: { text: string; calls: UpstreamToolCall[]; run: UpstreamToolCall[] },
+    sink: ChatSink,
+    abort: ChatAbort,
+  ): Promise<void> {
     const { config } = this.deps;
-    chat.toolRounds++;
-    const assistant: UpstreamMessage = { role: 'assistant', content: round.text || null, tool_calls: round.toolCalls };
+    const assistant: UpstreamMessage = { role: 'assistant', content: round.text || null, tool_calls: round.calls };
     this.addMessage(chat, assistant);
-    sink.toolsRunning(round.toolCalls);
-    const results = await runToolRound(round.toolCalls, {
+    if (round.run.length === 0) return;
+    chat.toolRounds++;
+    sink.toolsRunning(round.run);
+    const results = await runToolRound(round.run, {
       round: chat.toolRounds,
       runner: this.deps.tools,
       concurrency: config.chat.toolConcurrency,
@@ -282,7 +339,7 @@ export class ChatOrchestrator {
   }
 
   /** The loop ended with an answer: settle its cost and count it. */
-  private async finishChat(chat: ChatRun, finishReason: FinishReason): Promise<ChatOutcome> {
+  private async finishChat(chat: ChatRun, finishReason: FinishReason, clientToolCalls: UpstreamToolCall[]): Promise<ChatOutcome> {
     const modelId = chat.plan.model.id;
     const { usage } = chat.tally;
     if (chat.tally.estimated) {
@@ -301,6 +358,8 @@ export class ChatOrchestrator {
       toolTrace: chat.trace,
       credits,
       toolRounds: chat.toolRounds,
+      ...(clientToolCalls.length ? { clientToolCalls } : {}),
+      rounds: chat.messages.slice(chat.ownFrom),
     };
   }
 

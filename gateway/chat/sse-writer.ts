@@ -16,7 +16,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { GatewayError } from '../errors.js';
-import type { ChatCredits, ToolTraceEntry, Usage } from './chat-types.js';
+import type { ChatCredits, ToolTraceEntry, UpstreamToolCall, Usage } from './chat-types.js';
 import { SseChannel } from './sse-channel.js';
 
 export interface SseIdentity {
@@ -24,6 +24,9 @@ export interface SseIdentity {
   created: number;
   model: string;
 }
+
+/** Arguments of a handed-back call go out in pieces of at most this many characters. */
+const ARGUMENT_FRAGMENT_CHARS = 256;
 
 export class SseWriter {
   /** Everything up to the delta, identical for every chunk of this answer. */
@@ -70,6 +73,27 @@ export class SseWriter {
   /** An SSE comment line: ignored by clients, keeps the connection busy. */
   comment(text: string): void {
     this.channel.comment(text);
+  }
+
+  /**
+   * Calls of the client's functions, in the chunk format OpenAI streams them in: per call one
+   * delta with its index, id, type and name (arguments empty), then its arguments in fragments.
+   */
+  toolCalls(calls: UpstreamToolCall[]): void {
+    calls.forEach((call, index) => {
+      const head = { index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } };
+      this.toolCallDelta(head);
+      const args = call.function.arguments;
+      for (let at = 0; at < args.length; at += ARGUMENT_FRAGMENT_CHARS) {
+        this.toolCallDelta({ index, function: { arguments: args.slice(at, at + ARGUMENT_FRAGMENT_CHARS) } });
+      }
+    });
+  }
+
+  private toolCallDelta(call: Record<string, unknown>): void {
+    const role = this.roleSent ? '' : '"role":"assistant","content":null,';
+    this.roleSent = true;
+    this.write(`${this.prefix}{"index":0,"delta":{${role}"tool_calls":[${JSON.stringify(call)}]},"finish_reason":null}]}\n\n`);
   }
 
   /** The chunk that ends the choice. */

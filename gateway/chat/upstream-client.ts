@@ -22,13 +22,16 @@ import {
 } from './upstream-errors.js';
 import type { UpstreamMessage, FunctionTool } from './chat-types.js';
 import type { ChatAbort } from './chat-abort.js';
+import type { ClientToolChoice } from './client-tools.js';
 
 /** The per-call part of an upstream request; `model`, `stream` and `stream_options` are added here. */
 export interface UpstreamChatParams {
   messages: UpstreamMessage[];
   max_tokens: number;
   tools?: FunctionTool[];
-  tool_choice?: 'none' | 'auto';
+  tool_choice?: ClientToolChoice;
+  /** Sent with the tools; default true. */
+  parallel_tool_calls?: boolean;
   temperature?: number;
   top_p?: number;
   stop?: string | string[];
@@ -119,7 +122,7 @@ export class UpstreamClient {
     const { tools, messages } = params;
     let body = `{"model":${this.modelJson},"stream":true,"stream_options":{"include_usage":true},"messages":${JSON.stringify(messages)}`;
     for (const key in params) {
-      if (key === 'messages' || key === 'tools') continue;
+      if (key === 'messages' || key === 'tools' || key === 'parallel_tool_calls') continue;
       const value = params[key as keyof UpstreamChatParams];
       if (value !== undefined) body += `,"${key}":${JSON.stringify(value)}`;
     }
@@ -129,7 +132,7 @@ export class UpstreamClient {
         this.lastToolsJson = JSON.stringify(tools);
       }
       // llama.cpp parses one call per reply unless asked (its default is false; OpenAI's, vLLM's true).
-      body += `,"tools":${this.lastToolsJson},"parallel_tool_calls":true`;
+      body += `,"tools":${this.lastToolsJson},"parallel_tool_calls":${params.parallel_tool_calls ?? true}`;
     }
     return `${body}}`;
   }

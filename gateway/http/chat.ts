@@ -12,7 +12,7 @@ import { toGatewayError } from '../errors.js';
 import { chatRequestSchema, parseChatRequest, type ChatRequest } from '../chat/chat-request.js';
 import { ClientCancelled } from '../chat/upstream-errors.js';
 import { SseWriter } from '../chat/sse-writer.js';
-import type { ChatOrchestrator, ChatPlan, ChatSink } from '../chat/orchestrator.js';
+import type { ChatOrchestrator, ChatOutcome, ChatPlan, ChatSink } from '../chat/orchestrator.js';
 import type { ChatCredits } from '../chat/chat-types.js';
 import type { ChatAbort } from '../chat/chat-abort.js';
 import { answerUnlessClientLeaves } from './client-disconnect.js';
@@ -28,7 +28,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
     const plan: ChatPlan = {
       model,
       messages: request.messages,
-      toolsEnabled: request.toolsEnabled,
+      clientTools: request.clientTools,
       maxTokens: request.maxTokens,
       sampling: request.sampling,
       wallet: callerWallet(ctx),
@@ -61,10 +61,16 @@ async function jsonAnswer(
     object: 'chat.completion',
     created: identity.created,
     model: identity.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: outcome.content }, finish_reason: outcome.finishReason }],
+    choices: [{ index: 0, message: answerMessage(outcome), finish_reason: outcome.finishReason }],
     usage: outcome.usage,
     tool_trace: outcome.toolTrace,
   };
+}
+
+/** The answer's message: with the client's calls, `tool_calls` and the text so far (null when none), as OpenAI writes it. */
+function answerMessage(outcome: ChatOutcome): Record<string, unknown> {
+  if (!outcome.clientToolCalls) return { role: 'assistant', content: outcome.content };
+  return { role: 'assistant', content: outcome.content || null, tool_calls: outcome.clientToolCalls };
 }
 
 async function streamAnswer(
@@ -96,6 +102,7 @@ async function streamAnswer(
   };
   try {
     const outcome = await orchestrator.run(plan, sink, abort);
+    if (outcome.clientToolCalls) sse.toolCalls(outcome.clientToolCalls);
     sse.finish({ finishReason: outcome.finishReason, toolTrace: outcome.toolTrace, credits: outcome.credits });
     if (request.includeUsage) sse.usage(outcome.usage);
     sse.done();
@@ -146,6 +153,19 @@ const toolTraceSchema = z
   )
   .meta({ description: 'Every tool call the gateway ran for this answer, in order' });
 
+const toolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+const toolCallDeltaSchema = z.object({
+  index: z.number().int(),
+  id: z.string().optional(),
+  type: z.literal('function').optional(),
+  function: z.object({ name: z.string().optional(), arguments: z.string() }),
+});
+
 const creditsSchema = z.object({ charged: z.number().int().nonnegative(), remaining: z.number().int().nonnegative() });
 
 const completionSchema = z.object({
@@ -156,7 +176,14 @@ const completionSchema = z.object({
   choices: z.array(
     z.object({
       index: z.number().int(),
-      message: z.object({ role: z.literal('assistant'), content: z.string() }),
+      message: z.object({
+        role: z.literal('assistant'),
+        content: z.string().nullable().meta({ description: 'null only when handing back tool calls with no text' }),
+        tool_calls: z
+          .array(toolCallSchema)
+          .optional()
+          .meta({ description: "Calls of the client's own functions (finish_reason `tool_calls`)" }),
+      }),
       finish_reason: z.string(),
     }),
   ),
@@ -176,7 +203,11 @@ const chunkSchema = z.object({
   choices: z.array(
     z.object({
       index: z.number().int(),
-      delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
+      delta: z.object({
+        role: z.literal('assistant').optional(),
+        content: z.string().optional(),
+        tool_calls: z.array(toolCallDeltaSchema).optional(),
+      }),
       finish_reason: z.string().nullable().meta({ description: '`error` when the answer failed after the stream began' }),
     }),
   ),
@@ -195,7 +226,9 @@ export const chatRouteDocs: RouteDoc[] = [
     description:
       'The gateway runs up to 8 rounds of its own tools and answers once: as JSON, or with `stream: true` as Server-Sent ' +
       'Events (`chat.completion.chunk` events, `: tool <name>` comments as tool rounds start and `: tool_result <JSON trace ' +
-      'entry>` as each call of a round ends, then `data: [DONE]`).',
+      "entry>` as each call of a round ends, then `data: [DONE]`). Functions of the client's own (`tools`) are offered " +
+      "next to the gateway's tools; when the model calls one, the answer hands the calls back (`tool_calls`, finish_reason " +
+      '`tool_calls`) and the gateway keeps its own rounds for the continuation request that carries the results.',
     access: 'gated',
     body: chatRequestSchema,
     response: {

@@ -15,7 +15,7 @@ import { toGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ToolRunner } from '../tools/types.js';
 import type { ResponseStore } from '../accounts/response-store.js';
-import type { ChatOrchestrator, ChatPlan, ChatSink } from '../chat/orchestrator.js';
+import type { ChatOrchestrator, ChatOutcome, ChatPlan, ChatSink } from '../chat/orchestrator.js';
 import type { ChatAbort } from '../chat/chat-abort.js';
 import type { UpstreamMessage } from '../chat/chat-types.js';
 import { ClientCancelled } from '../chat/upstream-errors.js';
@@ -43,8 +43,8 @@ export interface ResponseRouteDeps {
 interface ResponseRun {
   state: ResponseState;
   plan: ChatPlan;
-  /** Earlier turns and this turn's input, as the model will see them (without the instructions). */
-  conversation: UpstreamMessage[];
+  /** The stored response's conversation this one continues (empty without previous_response_id). */
+  earlier: UpstreamMessage[];
   wallet: string;
 }
 
@@ -80,19 +80,21 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
   const earlier = request.previousResponseId
     ? (await loadResponse(deps.store, request.previousResponseId, wallet, 'previous_response_id')).conversation
     : [];
-  const conversation = [...earlier, ...request.input];
   const instructions: UpstreamMessage[] = request.instructions ? [{ role: 'system', content: request.instructions }] : [];
   return {
     state: { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: model.id, request, status: 'in_progress', output: [] },
     plan: {
       model,
-      messages: [...instructions, ...conversation],
-      toolsEnabled: request.toolsEnabled,
+      // The stored conversation is whole (every gateway round in it): only this turn's input may
+      // carry calls whose gateway rounds the orchestrator kept (a client that resends items itself).
+      history: [...instructions, ...earlier],
+      messages: request.input,
+      clientTools: request.clientTools,
       maxTokens: request.maxOutputTokens,
       sampling: request.sampling,
       wallet,
     },
-    conversation,
+    earlier,
     wallet,
   };
 }
@@ -117,7 +119,7 @@ function serverLabeller(tools: ToolRunner): (tool: string) => string {
 async function jsonAnswer(ctx: Context, run: ResponseRun, deps: ResponseRouteDeps, abort: ChatAbort): Promise<void> {
   const output = new ResponseOutput({ serverOf: serverLabeller(deps.tools) });
   const outcome = await deps.orchestrator.run(run.plan, sinkInto(output), abort);
-  const response = await finish(run, output, outcome.finishReason, outcome.usage, deps);
+  const response = await finish(run, output, outcome, deps);
   setCreditHeaders(ctx, outcome.credits);
   ctx.body = response;
 }
@@ -139,7 +141,7 @@ async function streamAnswer(ctx: Context, run: ResponseRun, deps: ResponseRouteD
   });
   try {
     const outcome = await deps.orchestrator.run(run.plan, sink, abort);
-    const response = await finish(run, output, outcome.finishReason, outcome.usage, deps);
+    const response = await finish(run, output, outcome, deps);
     const terminal = response.status === 'completed' ? 'response.completed' : 'response.incomplete';
     events.send(terminal, { response: outcome.credits ? { ...response, credits: outcome.credits } : response });
     events.end();
@@ -160,19 +162,24 @@ async function streamAnswer(ctx: Context, run: ResponseRun, deps: ResponseRouteD
   }
 }
 
-/** The loop answered: the final response object, stored when asked. */
+/**
+ * The loop answered: the final response object, stored when asked with the whole conversation as
+ * the model saw it (earlier turns, this input, this request's tool rounds, then the answer — or,
+ * when the client's functions were called, the round that called them, awaiting their outputs).
+ */
 async function finish(
   run: ResponseRun,
   output: ResponseOutput,
-  finishReason: string,
-  usage: ResponseState['usage'],
+  outcome: ChatOutcome,
   deps: ResponseRouteDeps,
 ): Promise<Record<string, unknown>> {
-  const status = finishReason === 'length' ? 'incomplete' : 'completed';
+  const status = outcome.finishReason === 'length' ? 'incomplete' : 'completed';
+  if (outcome.clientToolCalls) output.functionCalls(outcome.clientToolCalls);
   output.finish(status);
-  const response = responseObject({ ...run.state, status, output: output.items, usage });
+  const response = responseObject({ ...run.state, status, output: output.items, usage: outcome.usage });
   if (run.state.request.store) {
-    const conversation = [...run.conversation, ...output.conversation];
+    const answer: UpstreamMessage[] = outcome.clientToolCalls ? [] : [{ role: 'assistant', content: output.answerText }];
+    const conversation = [...run.earlier, ...run.state.request.input, ...outcome.rounds, ...answer];
     try {
       const kept = await keepResponse(deps.store, { id: run.state.id, wallet: run.wallet, ttlMs: deps.ttlMs, response, conversation });
       if (!kept) deps.logger.warn({ response: run.state.id }, 'response not stored: larger than the per-wallet byte quota');
@@ -212,6 +219,14 @@ const outputItemSchema = z.union([
     output: z.string().nullable().meta({ description: 'The result as the model read it (JSON text)' }),
     error: z.string().nullable(),
   }),
+  z.object({
+    id: z.string().meta({ description: '`fc_…`' }),
+    type: z.literal('function_call').meta({ description: "A call of the client's own function: answer with a function_call_output item" }),
+    status: z.literal('completed'),
+    call_id: z.string(),
+    name: z.string(),
+    arguments: z.string(),
+  }),
 ]);
 
 const responseSchema = z.object({
@@ -229,8 +244,16 @@ const responseSchema = z.object({
   previous_response_id: z.string().nullable(),
   temperature: z.number().nullable(),
   top_p: z.number().nullable(),
-  tool_choice: z.enum(['auto', 'none']),
-  tools: z.array(z.unknown()),
+  tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), name: z.string() })]),
+  tools: z.array(
+    z.object({
+      type: z.literal('function'),
+      name: z.string(),
+      description: z.string().nullable(),
+      parameters: z.record(z.string(), z.unknown()).nullable(),
+      strict: z.boolean().nullable(),
+    }),
+  ),
   metadata: z.record(z.string(), z.string()),
   store: z.boolean(),
   usage: usageSchema.nullable(),
@@ -262,8 +285,11 @@ export const responseRouteDocs: RouteDoc[] = [
     summary: 'Create a response (Responses API)',
     description:
       'The chat loop in the Responses API format: each gateway tool run is an `mcp_call` item, the answer a `message` item. ' +
+      "Functions of the client's own (`tools` of type `function`) are offered next to the gateway's tools; when the model " +
+      'calls one, the response ends with `function_call` items, and a request with `previous_response_id` and ' +
+      '`function_call_output` items continues it. ' +
       'With `stream: true`, Server-Sent Events (`response.created`, `response.in_progress`, `response.output_item.added` / `.done`, ' +
-      '`response.output_text.delta` / `.done`, `response.mcp_call.*`, then `response.completed`, `.incomplete`, or ' +
+      '`response.output_text.delta` / `.done`, `response.mcp_call.*`, `response.function_call_arguments.delta` / `.done`, then `response.completed`, `.incomplete`, or ' +
       '`response.failed` and `error`), each with a `sequence_number`. Stored for `responses.ttlMs` unless `store: false`; ' +
       '`previous_response_id` continues a stored one. Shares the per-wallet chat concurrency cap.',
     access: 'gated',

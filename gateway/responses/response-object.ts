@@ -54,7 +54,7 @@ export function responseObject(state: ResponseState): Record<string, unknown> {
     temperature: request.sampling.temperature ?? null,
     top_p: request.sampling.top_p ?? null,
     tool_choice: request.toolChoice,
-    tools: [],
+    tools: request.tools,
     metadata: request.metadata,
     store: request.store,
     text: { format: { type: 'text' } },

@@ -2,9 +2,8 @@
  * A response's `output` items, built from the chat loop's progress as it happens: the model's
  * text as a `message` item with one `output_text` part (a new item after each tool round), each
  * gateway tool run as an `mcp_call` item (`server_label` = the tool server's name, `output` or
- * `error`). Every step is also sent as the documented streaming event (a JSON answer sends them
- * nowhere), and the turn is kept as upstream messages so `previous_response_id` can continue it
- * exactly as the model saw it.
+ * `error`), and calls of the client's own functions as `function_call` items. Every step is also
+ * sent as the documented streaming event (a JSON answer sends them nowhere).
  * Item and event shapes: https://platform.openai.com/docs/api-reference/responses/object and
  * /responses-streaming (`ResponseOutputMessage`, `McpCall`, `ResponseTextDeltaEvent`, … in the
  * `openai` client's types).
@@ -16,7 +15,7 @@
  *   output.items // [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello', … }], … }]
  */
 import { randomBytes } from 'node:crypto';
-import type { ToolTraceEntry, UpstreamMessage, UpstreamToolCall } from '../chat/chat-types.js';
+import type { ToolTraceEntry, UpstreamToolCall } from '../chat/chat-types.js';
 import type { ResponseEvents } from './response-events.js';
 
 export interface OutputText {
@@ -45,7 +44,16 @@ export interface McpCallItem {
   error: string | null;
 }
 
-export type OutputItem = MessageItem | McpCallItem;
+export interface FunctionCallItem {
+  id: string;
+  type: 'function_call';
+  status: 'in_progress' | 'completed';
+  call_id: string;
+  name: string;
+  arguments: string;
+}
+
+export type OutputItem = MessageItem | McpCallItem | FunctionCallItem;
 
 /** `<prefix>_` and 48 random hex digits: ids are not guessable, so one cannot probe another wallet's. */
 export function newId(prefix: string): string {
@@ -56,13 +64,11 @@ const NO_EVENTS: ResponseEvents = { send() {} };
 
 export class ResponseOutput {
   readonly items: OutputItem[] = [];
-  /** This turn as the model saw it: each tool round's assistant turn and results, then the answer. */
-  readonly conversation: UpstreamMessage[] = [];
+  /** The model's text since the last tool round: the final answer's, once the loop has ended. */
+  answerText = '';
   private message?: { item: MessageItem; index: number; part: OutputText };
-  /** The model's text since the last tool round (the assistant turn that carries the next calls). */
-  private roundText = '';
   /** The mcp_call items of the round under way, in call order. */
-  private running: Array<{ item: McpCallItem; index: number; callId: string }> = [];
+  private running: Array<{ item: McpCallItem; index: number }> = [];
   private readonly serverOf: (tool: string) => string;
   private readonly events: ResponseEvents;
 
@@ -86,7 +92,7 @@ export class ResponseOutput {
     }
     const open = this.message!;
     open.part.text += piece;
-    this.roundText += piece;
+    this.answerText += piece;
     this.events.send('response.output_text.delta', {
       item_id: open.item.id,
       output_index: open.index,
@@ -99,8 +105,7 @@ export class ResponseOutput {
   /** A tool round starts: the text so far ends its item, and each call becomes an `mcp_call` item. */
   toolsRunning(calls: UpstreamToolCall[]): void {
     this.closeMessage('completed');
-    this.conversation.push({ role: 'assistant', content: this.roundText || null, tool_calls: calls });
-    this.roundText = '';
+    this.answerText = '';
     for (const call of calls) {
       const item: McpCallItem = {
         id: newId('mcp'),
@@ -118,29 +123,49 @@ export class ResponseOutput {
       item.arguments = call.function.arguments;
       this.events.send('response.mcp_call_arguments.done', { ...ids, arguments: call.function.arguments });
       this.events.send('response.mcp_call.in_progress', ids);
-      this.running.push({ item, index, callId: call.id });
+      this.running.push({ item, index });
     }
   }
 
   /** The round finished: each call's result (or error) completes its item. */
   toolsDone(trace: ToolTraceEntry[], results: string[]): void {
-    this.running.forEach(({ item, index, callId }, i) => {
+    this.running.forEach(({ item, index }, i) => {
       const entry = trace[i];
       if (entry.ok) item.output = results[i];
       else item.error = entry.error?.message ?? 'The tool failed.';
       item.status = entry.ok ? 'completed' : 'failed';
       this.events.send(entry.ok ? 'response.mcp_call.completed' : 'response.mcp_call.failed', { item_id: item.id, output_index: index });
       this.events.send('response.output_item.done', { output_index: index, item });
-      this.conversation.push({ role: 'tool', tool_call_id: callId, content: results[i] });
     });
     this.running = [];
   }
 
-  /** The loop ended: close the open message and record the answer's turn. */
+  /** The loop handed the client calls of its functions: each becomes a `function_call` item. */
+  functionCalls(calls: UpstreamToolCall[]): void {
+    this.closeMessage('completed');
+    for (const call of calls) {
+      const { name, arguments: args } = call.function;
+      const item: FunctionCallItem = {
+        id: newId('fc'),
+        type: 'function_call',
+        status: 'in_progress',
+        call_id: call.id,
+        name,
+        arguments: '',
+      };
+      const index = this.add(item);
+      const ids = { item_id: item.id, output_index: index };
+      this.events.send('response.function_call_arguments.delta', { ...ids, delta: args });
+      item.arguments = args;
+      this.events.send('response.function_call_arguments.done', { ...ids, name, arguments: args });
+      item.status = 'completed';
+      this.events.send('response.output_item.done', { output_index: index, item });
+    }
+  }
+
+  /** The loop ended: close the open message. */
   finish(status: 'completed' | 'incomplete'): void {
     this.closeMessage(status);
-    this.conversation.push({ role: 'assistant', content: this.roundText });
-    this.roundText = '';
   }
 
   private openMessage(): void {

@@ -1,8 +1,10 @@
 /**
  * The Responses API request body (`POST /v1/responses`), validated with zod and translated into
  * what the chat loop runs: `input` (a string, or items) becomes upstream messages, `instructions`
- * a system message, `max_output_tokens` the token cap. Fields it does not know are ignored, as for
- * chat; what the gateway cannot honour is a 400 naming the field.
+ * a system message, `max_output_tokens` the token cap, and the client's `function` tools (flat in
+ * this format) the chat format's functions, offered next to the gateway's tools under the same
+ * rules as chat (client-tools.ts). Fields it does not know are ignored, as for chat; what the
+ * gateway cannot honour (other tool types, images) is a 400 naming the field.
  * Wire format: https://platform.openai.com/docs/api-reference/responses/create (and the types
  * of the official `openai` client, resources/responses/responses.ts).
  *
@@ -13,6 +15,7 @@
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest, zodIssue } from '../errors.js';
 import type { UpstreamMessage, UpstreamToolCall } from '../chat/chat-types.js';
+import { clientToolsFrom, type ClientToolChoice, type ClientTools } from '../chat/client-tools.js';
 
 /** Text parts a message may hold: the client's own (`input_text`) and earlier answers echoed back (`output_text`). */
 const textPart = z.object({ type: z.enum(['input_text', 'output_text']), text: z.string() });
@@ -54,13 +57,34 @@ const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem
 
 const positiveInt = z.number().int().positive();
 
+/** OpenAI's rule for function names: letters, digits, underscores and dashes, at most 64. */
+const functionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes');
+
+/** A function tool in this format: flat, not wrapped in `function` as in chat. */
+const functionTool = z.object({
+  type: z.literal('function'),
+  name: functionName,
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+
+const toolChoice = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.object({ type: z.literal('function'), name: functionName }),
+  z.looseObject({ type: z.string() }),
+]);
+
 /** The request body as validated (exported for the OpenAPI document). */
 export const responsesRequestSchema = z.object({
   model: z.string().min(1).optional(),
   input: z.union([z.string(), z.array(inputItem)]).meta({ description: 'A user message, or input items' }),
   instructions: z.string().nullish().meta({ description: 'A system message for this response only (not carried by previous_response_id)' }),
-  tools: z.array(z.looseObject({ type: z.string() })).nullish(),
-  tool_choice: z.unknown().optional(),
+  tools: z
+    .array(z.union([functionTool, z.looseObject({ type: z.string() })]))
+    .nullish()
+    .meta({ description: "Functions of the client's own (type `function`), offered next to the gateway's tools" }),
+  tool_choice: toolChoice.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
@@ -72,6 +96,15 @@ export const responsesRequestSchema = z.object({
   user: z.string().nullish(),
 });
 
+/** A function tool as the response object echoes it. */
+export interface EchoedFunctionTool {
+  type: 'function';
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  strict: boolean | null;
+}
+
 type InputItem = z.infer<typeof inputItem>;
 
 export interface ResponsesRequest {
@@ -79,9 +112,11 @@ export interface ResponsesRequest {
   /** This turn's input as upstream messages. */
   input: UpstreamMessage[];
   instructions?: string;
-  toolsEnabled: boolean;
-  /** Echoed in the response object. */
-  toolChoice: 'auto' | 'none';
+  /** The client's functions and tool_choice, in the chat loop's terms. */
+  clientTools: ClientTools;
+  /** Echoed in the response object, in this format. */
+  tools: EchoedFunctionTool[];
+  toolChoice: 'auto' | 'none' | 'required' | { type: 'function'; name: string };
   parallelToolCalls: boolean;
   maxOutputTokens?: number;
   sampling: { temperature?: number; top_p?: number; user?: string };
@@ -96,22 +131,38 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   const parsed = responsesRequestSchema.safeParse(body);
   if (!parsed.success) throw invalidRequestFrom(parsed.error, { prefix: 'Invalid request: ' });
   const r = parsed.data;
-  const tool = r.tools?.[0];
-  if (tool) {
+  const tools = (r.tools ?? []).map((tool, i) => {
+    if (tool.type === 'function') return parseItem(functionTool, tool, `tools[${i}]`);
     throw new InvalidRequest(
-      `Tools of type "${tool.type}" are not supported: the gateway runs its own tools and shows each run as an mcp_call item. Remove "tools".`,
-      'tools[0].type',
+      `Tools of type "${tool.type}" are not supported: the gateway runs its own tools (each run is an mcp_call item); bring functions of your own as type "function".`,
+      `tools[${i}].type`,
       'unsupported_parameter',
     );
-  }
-  const toolChoice = r.tool_choice ?? 'auto';
-  if (toolChoice !== 'auto' && toolChoice !== 'none') {
+  });
+  const choice = r.tool_choice ?? 'auto';
+  if (typeof choice === 'object' && (choice.type !== 'function' || typeof choice.name !== 'string')) {
     throw new InvalidRequest(
-      'tool_choice must be "auto" or "none": the gateway decides which of its tools to run.',
+      `tool_choice of type "${choice.type}" is not supported: use "auto", "none", "required" or a function of your own.`,
       'tool_choice',
       'unsupported_parameter',
     );
   }
+  const toolChoice = choice as ResponsesRequest['toolChoice'];
+  const chatChoice: ClientToolChoice =
+    typeof toolChoice === 'object' ? { type: 'function', function: { name: toolChoice.name } } : toolChoice;
+  const clientTools = clientToolsFrom({
+    tools: tools.map((t) => ({
+      type: 'function',
+      function: {
+        name: t.name,
+        ...(t.description != null ? { description: t.description } : {}),
+        ...(t.parameters != null ? { parameters: t.parameters } : {}),
+        ...(t.strict != null ? { strict: t.strict } : {}),
+      },
+    })),
+    choice: chatChoice,
+    parallel: r.parallel_tool_calls ?? undefined,
+  });
   if (typeof r.input === 'string' ? r.input === '' : r.input.length === 0) {
     throw new InvalidRequest('Invalid request: input must not be empty.', 'input');
   }
@@ -123,7 +174,14 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     model: r.model,
     input: typeof r.input === 'string' ? [{ role: 'user', content: r.input }] : inputMessages(r.input),
     instructions: r.instructions ?? undefined,
-    toolsEnabled: toolChoice !== 'none',
+    clientTools,
+    tools: tools.map((t) => ({
+      type: 'function',
+      name: t.name,
+      description: t.description ?? null,
+      parameters: t.parameters ?? null,
+      strict: t.strict ?? null,
+    })),
     toolChoice,
     parallelToolCalls: r.parallel_tool_calls ?? true,
     maxOutputTokens: r.max_output_tokens ?? undefined,
@@ -138,7 +196,8 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
 /**
  * Input items → upstream messages. Calls that follow each other (function calls, gateway tool
  * runs) become one assistant turn with several tool calls, as the model made them; a gateway run's
- * result follows its turn as a tool message.
+ * result follows its turn as a tool message, a function's result (`function_call_output`) is a
+ * tool message where the client put it.
  */
 function inputMessages(items: InputItem[]): UpstreamMessage[] {
   const messages: UpstreamMessage[] = [];
@@ -151,12 +210,11 @@ function inputMessages(items: InputItem[]): UpstreamMessage[] {
   items.forEach((item, i) => {
     const at = `input[${i}]`;
     const type = item.type ?? 'message';
-    if (type === 'function_call' || type === 'function_call_output') {
-      throw new InvalidRequest(
-        `Input items of type "${type}" are not supported: the gateway offers no client function tools yet.`,
-        `${at}.type`,
-        'unsupported_parameter',
-      );
+    if (type === 'function_call') {
+      const call = parseItem(functionCallItem, item, at);
+      turn ??= { calls: [], results: [] };
+      turn.calls.push({ id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } });
+      return;
     }
     if (type === 'mcp_call') {
       const call = parseItem(mcpCallItem, item, at);
@@ -166,12 +224,17 @@ function inputMessages(items: InputItem[]): UpstreamMessage[] {
       turn.results.push({ role: 'tool', tool_call_id: call.id, content });
       return;
     }
+    closeTurn();
+    if (type === 'function_call_output') {
+      const result = parseItem(functionCallOutputItem, item, at);
+      messages.push({ role: 'tool', tool_call_id: result.call_id, content: partsText(result.output, `${at}.output`) });
+      return;
+    }
     if (type !== 'message' || !('role' in item)) {
       throw new InvalidRequest(`Input items of type "${type}" are not supported.`, `${at}.type`, 'unsupported_parameter');
     }
-    closeTurn();
     const message = parseItem(messageItem, item, at);
-    const content = messageText(message.content, at);
+    const content = partsText(message.content, `${at}.content`);
     messages.push(
       message.role === 'assistant' ? { role: 'assistant', content } : { role: message.role === 'user' ? 'user' : 'system', content },
     );
@@ -180,23 +243,24 @@ function inputMessages(items: InputItem[]): UpstreamMessage[] {
   return messages;
 }
 
-function messageText(content: z.infer<typeof messageItem>['content'], at: string): string {
+/** Text content: a string, or text parts joined; any other part is a 400 naming it. */
+function partsText(content: string | Array<{ type: string; text?: unknown; refusal?: unknown }>, at: string): string {
   if (typeof content === 'string') return content;
   return content
     .map((part, j) => {
-      if ('text' in part && typeof part.text === 'string') return part.text;
-      if ('refusal' in part && typeof part.refusal === 'string') return part.refusal;
+      if (typeof part.text === 'string') return part.text;
+      if (typeof part.refusal === 'string') return part.refusal;
       throw new InvalidRequest(
         `Content parts of type "${part.type}" are not supported: send text.`,
-        `${at}.content[${j}].type`,
+        `${at}[${j}].type`,
         'unsupported_parameter',
       );
     })
     .join('');
 }
 
-/** One input item against its own schema; a failure names the field under `input[i]`. */
-function parseItem<T extends z.ZodType>(schema: T, item: InputItem, at: string): z.infer<T> {
+/** One item (input item, tool) against its own schema; a failure names the field under `at`. */
+function parseItem<T extends z.ZodType>(schema: T, item: unknown, at: string): z.infer<T> {
   const parsed = schema.safeParse(item);
   if (parsed.success) return parsed.data;
   const { param, message } = zodIssue(parsed.error);

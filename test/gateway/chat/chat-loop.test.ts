@@ -69,10 +69,14 @@ test('a 3-round plan: tools run, results feed back, the answer joins every round
     ['assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool'],
   );
   assert.equal(last[2].content, 'Let me look.');
-  assert.deepEqual(last[2].tool_calls, [{ id: 'call_0', type: 'function', function: { name: 'echo', arguments: '{"text":"alpha"}' } }]);
-  assert.deepEqual(last[3], { role: 'tool', tool_call_id: 'call_0', content: '{"text":"alpha"}' });
-  assert.deepEqual(last[5], { role: 'tool', tool_call_id: 'call_0', content: '{"slept":5}' });
-  assert.deepEqual(last[7], { role: 'tool', tool_call_id: 'call_g', content: '{"text":"gamma"}' });
+  // The upstream's ids were short (call_0, call_g) and repeated across rounds: each got a fresh one.
+  const ids = [2, 4, 6].map((i) => (last[i].tool_calls as Array<{ id: string }>)[0].id);
+  for (const id of ids) assert.match(id, /^call_[A-Za-z0-9]{24}$/);
+  assert.equal(new Set(ids).size, 3);
+  assert.deepEqual(last[2].tool_calls, [{ id: ids[0], type: 'function', function: { name: 'echo', arguments: '{"text":"alpha"}' } }]);
+  assert.deepEqual(last[3], { role: 'tool', tool_call_id: ids[0], content: '{"text":"alpha"}' });
+  assert.deepEqual(last[5], { role: 'tool', tool_call_id: ids[1], content: '{"slept":5}' });
+  assert.deepEqual(last[7], { role: 'tool', tool_call_id: ids[2], content: '{"text":"gamma"}' });
 
   const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
   assert.match(metrics, /switchyard_chat_tool_rounds_bucket\{le="3",model="svc-32b-conductor"\} [1-9]/);
@@ -203,14 +207,13 @@ test('an upstream that reports no usage: tokens are estimated as ceil(characters
   assert.ok(gateway.logs.some((l) => l.msg === 'upstream reported no usage: tokens estimated as ceil(characters / 4)'));
 });
 
-test('requests the gateway refuses: client tools, n > 1, bad temperature, empty messages, bad role, unknown model', async () => {
+test('requests the gateway refuses: non-function tools, legacy functions, n > 1, bad temperature, empty messages, bad role, unknown model', async () => {
   const cases: Array<[unknown, number, string, string | null, string?]> = [
     [
-      { messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'mine' } }] },
+      { messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'custom', custom: { name: 'mine' } }] },
       400,
-      'unsupported_parameter',
-      'tools',
-      'Client-side tools are not supported: the gateway runs its own tools. Remove "tools" from the request.',
+      'invalid_request',
+      'tools.0.type',
     ],
     [{ messages: [{ role: 'user', content: 'hi' }], functions: [{ name: 'mine' }] }, 400, 'unsupported_parameter', 'functions'],
     [

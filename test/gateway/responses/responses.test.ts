@@ -112,8 +112,8 @@ test('a gateway tool round is an mcp_call item before the answer; a failed run c
     {
       text: 'Checking.',
       toolCalls: [
-        { id: 'call_a', name: 'echo', arguments: '{"text":"hi"}' },
-        { id: 'call_b', name: 'echo_fail', arguments: '{"code":"not_found","message":"no such thing"}' },
+        { id: 'call_aaaaaaa1', name: 'echo', arguments: '{"text":"hi"}' },
+        { id: 'call_bbbbbbb1', name: 'echo_fail', arguments: '{"code":"not_found","message":"no such thing"}' },
       ],
     },
     { text: 'It said hi.' },
@@ -141,13 +141,13 @@ test('a gateway tool round is an mcp_call item before the answer; a failed run c
   const second = upstream.requests[1].body.messages;
   assert.deepEqual(
     second.filter((m) => m.role === 'tool').map((m) => m.tool_call_id),
-    ['call_a', 'call_b'],
+    ['call_aaaaaaa1', 'call_bbbbbbb1'],
   );
 });
 
 test('streamed: the documented events in order, numbered from 0, parsed by responses.stream', async () => {
   const { client } = await fundedClient();
-  upstream.script({ toolCalls: [{ id: 'call_s', name: 'echo', arguments: '{"text":"yo"}' }] }, { text: ['Done', ' now.'] });
+  upstream.script({ toolCalls: [{ id: 'call_sssssss1', name: 'echo', arguments: '{"text":"yo"}' }] }, { text: ['Done', ' now.'] });
   const stream = client.responses.stream({ model: 'conductor', input: 'Echo yo.' });
   const events: ResponseStreamEvent[] = [];
   const deltas: string[] = [];
@@ -202,7 +202,7 @@ test('streamed: the documented events in order, numbered from 0, parsed by respo
 test('previous_response_id continues with the earlier input, tool runs and answer; instructions are not carried', async () => {
   const { client } = await fundedClient();
   upstream.script(
-    { toolCalls: [{ id: 'call_p', name: 'echo', arguments: '{"text":"42"}' }] },
+    { toolCalls: [{ id: 'call_ppppppp1', name: 'echo', arguments: '{"text":"42"}' }] },
     { text: 'It is 42.' },
     { text: 'You asked for 42.' },
   );
@@ -216,7 +216,7 @@ test('previous_response_id continues with the earlier input, tool runs and answe
     [
       ['user', 'Echo 42.', undefined],
       ['assistant', null, 'calls'],
-      ['tool', '{"text":"42"}', 'call_p'],
+      ['tool', '{"text":"42"}', 'call_ppppppp1'],
       ['assistant', 'It is 42.', undefined],
       ['user', 'What did I ask?', undefined],
     ],
@@ -306,12 +306,16 @@ test('input items: messages with text parts, and earlier mcp_call items echoed b
   );
 });
 
-test('refusals name the field: other tool types, function_call_output for now, unknown items, empty input', async () => {
+test('refusals name the field: other tool types and choices, unknown items and parts, empty input', async () => {
   const { key, wallet } = await fundedClient();
   const headers = authHeaders(key, wallet);
   const cases: Array<[unknown, string, string]> = [
     [{ input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type', 'unsupported_parameter'],
     [{ input: 'x', tool_choice: 'required' }, 'tool_choice', 'unsupported_parameter'],
+    [{ input: 'x', tool_choice: { type: 'mcp', server_label: 'echo' } }, 'tool_choice', 'unsupported_parameter'],
+    [{ input: 'x', tools: [{ type: 'function', name: 'bad name' }] }, 'tools[0].name', 'invalid_request'],
+    [{ input: 'x', tools: [{ type: 'function', name: 'echo' }] }, 'tools', 'tool_name_conflict'],
+    [{ input: [{ type: 'function_call_output', output: 'x' }] }, 'input[0].call_id', 'invalid_request'],
     [{ input: [{ type: 'reasoning', id: 'rs_1', summary: [] }] }, 'input[0].type', 'unsupported_parameter'],
     [
       { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] },
@@ -390,4 +394,126 @@ test('chat completions and responses share the per-wallet concurrency cap', asyn
   assert.equal(refused.code, 'rate_limited');
   upstream.release();
   assert.equal((await chat).status, 200);
+});
+
+const weather = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'The weather in a city.',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  strict: null,
+};
+
+test('a client function round trip: function_call item beside the gateway run, then function_call_output with previous_response_id', async () => {
+  const { client } = await fundedClient();
+  upstream.script(
+    {
+      toolCalls: [
+        { id: 'call_gateway1', name: 'echo', arguments: '{"text":"Paris"}' },
+        { id: 'call_client01', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      ],
+    },
+    { text: 'It is sunny in Paris.' },
+  );
+  const first = await client.responses.create({ model: 'conductor', input: 'Weather in Paris?', tools: [weather] });
+  assert.equal(first.status, 'completed');
+  assert.deepEqual(
+    first.output.map((item) => item.type),
+    ['mcp_call', 'function_call'],
+  );
+  const call = first.output[1];
+  assert.ok(call.type === 'function_call');
+  assert.match(call.id ?? '', /^fc_/);
+  assert.deepEqual(
+    { call_id: call.call_id, name: call.name, arguments: call.arguments, status: call.status },
+    { call_id: 'call_client01', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+  );
+  assert.deepEqual(first.tools, [weather]);
+  const offered = upstream.requests[0].body.tools?.map((t) => t.function.name) ?? [];
+  assert.ok(offered.includes('echo') && offered.includes('get_weather'), 'both kinds offered');
+
+  const second = await client.responses.create({
+    model: 'conductor',
+    previous_response_id: first.id,
+    tools: [weather],
+    input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' }],
+  });
+  assert.equal(second.output_text, 'It is sunny in Paris.');
+  assert.deepEqual(
+    upstream.requests[1].body.messages.slice(1).map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
+    [
+      ['user', 'Weather in Paris?', undefined],
+      ['assistant', null, 2],
+      ['tool', 'call_gateway1', undefined],
+      ['tool', 'call_client01', undefined],
+    ],
+  );
+});
+
+test('streamed function calls: function_call_arguments events, parsed by responses.stream', async () => {
+  const { client } = await fundedClient();
+  upstream.script({ text: 'Let me look.', toolCalls: [{ id: 'call_stream01', name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
+  const stream = client.responses.stream({ model: 'conductor', input: 'Weather in Oslo?', tools: [weather] });
+  const events: ResponseStreamEvent[] = [];
+  stream.on('event', (event) => events.push(event));
+  const final = await stream.finalResponse();
+  assert.deepEqual(
+    events.map((e) => e.type),
+    [
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ],
+  );
+  const done = events.find((e) => e.type === 'response.function_call_arguments.done');
+  assert.ok(done?.type === 'response.function_call_arguments.done');
+  assert.deepEqual([done.name, done.arguments], ['get_weather', '{"city":"Oslo"}']);
+  const call = final.output[1];
+  assert.ok(call.type === 'function_call');
+  assert.equal(call.arguments, '{"city":"Oslo"}');
+  assert.equal(final.output_text, 'Let me look.');
+});
+
+test('a client that resends the items itself (no previous_response_id) gets the gateway round spliced back', async () => {
+  const { client } = await fundedClient();
+  upstream.script(
+    {
+      toolCalls: [
+        { id: 'call_gw_kept1', name: 'echo', arguments: '{"text":"Rome"}' },
+        { id: 'call_cl_kept1', name: 'get_weather', arguments: '{"city":"Rome"}' },
+      ],
+    },
+    { text: 'Rainy in Rome.' },
+  );
+  const first = await client.responses.create({ model: 'conductor', input: 'Weather in Rome?', tools: [weather], store: false });
+  const call = first.output.find((item) => item.type === 'function_call');
+  assert.ok(call?.type === 'function_call');
+  await client.responses.create({
+    model: 'conductor',
+    tools: [weather],
+    input: [
+      { role: 'user', content: 'Weather in Rome?' },
+      { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
+      { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"rain"}' },
+    ],
+  });
+  assert.deepEqual(
+    upstream.requests[1].body.messages.slice(1).map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
+    [
+      ['user', 'Weather in Rome?', undefined],
+      ['assistant', null, 2],
+      ['tool', 'call_gw_kept1', undefined],
+      ['tool', 'call_cl_kept1', undefined],
+    ],
+  );
 });
