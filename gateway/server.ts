@@ -18,6 +18,7 @@ import type { HealthContributor } from './health.js';
 import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-accounts.js';
 import { createUpstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
+import type { KeptRoundsStore } from './chat/kept-rounds.js';
 
 export interface RunningGateway {
   config: Config;
@@ -82,7 +83,19 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
   const health = [accounts.health, tools, upstreams.health, draining];
   const { shuttingDown } = shutdown;
-  const app = createApp({ config, logger, metrics, startedAt, health, tools, shuttingDown, accounts, upstreams, shared: accounts.shared });
+  const app = createApp({
+    config,
+    logger,
+    metrics,
+    startedAt,
+    health,
+    tools,
+    shuttingDown,
+    accounts,
+    upstreams,
+    shared: accounts.shared,
+    keptRounds: accounts.keptRounds,
+  });
   server.on('request', app.callback());
   server.on('clientError', answerClientError);
   try {
@@ -133,6 +146,8 @@ interface ModeAccounts {
   store: AccountsStore | undefined;
   responses: ResponseStore;
   shared: ClusterAccounts['shared'];
+  /** Kept chat rounds in Redis or PostgreSQL; undefined in embedded mode (createApp keeps them in memory). */
+  keptRounds: KeptRoundsStore | undefined;
   close(): Promise<void>;
 }
 
@@ -154,12 +169,12 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
       onTouchError,
       onSweepError,
     });
-    return { ...embedded, health: storeHealth(embedded.store), shared: undefined };
+    return { ...embedded, health: storeHealth(embedded.store), shared: undefined, keptRounds: undefined };
   }
   if (!redisUrl) {
     logger.warn(
       'cluster mode without REDIS_URL: rate limits, chat concurrency and SIWE nonces are per instance, ' +
-        'and each key cache re-checks PostgreSQL every 5 s',
+        'each key cache re-checks PostgreSQL every 5 s, and kept chat rounds live in PostgreSQL',
     );
   }
   const cluster = await openClusterAccounts({
@@ -170,6 +185,7 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
     settings: config.accounts,
     responses: config.responses,
     onSweepError,
+    onKeptRoundsSweepError: (err) => logger.error({ err }, 'kept chat rounds sweep failed'),
     onTouchError,
     onBroadcastError: (err) => logger.warn({ err }, 'API key change not broadcast (other instances re-check within 30 s)'),
   });

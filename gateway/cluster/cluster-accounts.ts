@@ -1,7 +1,8 @@
 /**
  * Cluster mode's accounts, opened in order: PostgreSQL (checked, then migrated under the advisory
  * lock), Redis when configured, then the ledger's expiry timer, the key cache's invalidation,
- * nonces and chat leases. Any number of gateways open the same; nothing here takes a DATA_DIR
+ * nonces, chat leases, and the store of kept chat rounds (Redis when configured, else PostgreSQL
+ * with its sweep). Any number of gateways open the same; nothing here takes a DATA_DIR
  * lock. A store down at start is StoreUnavailable naming it (main.ts exits 1 with the message).
  * `close()` undoes it in reverse.
  *
@@ -24,6 +25,8 @@ import { redisLimiters } from './redis-rate-limits.js';
 import { ChatLeases } from './chat-leases.js';
 import { keepKeyCachesHonest } from './key-invalidation.js';
 import { clusterHealth } from './cluster-health.js';
+import { RedisKeptRounds } from './redis-kept-rounds.js';
+import { PostgresKeptRounds } from '../accounts/postgres/postgres-kept-rounds.js';
 
 export interface ClusterAccounts {
   ledger: PostgresLedger;
@@ -34,6 +37,8 @@ export interface ClusterAccounts {
   responses: ResponseStore;
   /** What every instance shares through Redis; undefined without REDIS_URL (then per instance). */
   shared?: { limiters: ReturnType<typeof redisLimiters>; chatSlots: ChatLeases };
+  /** Where the chat loop keeps its rounds for the client's continuation (chat/kept-rounds.ts). */
+  keptRounds: RedisKeptRounds | PostgresKeptRounds;
   /** Migrations applied by this start (empty when another instance already had). */
   migrated: number[];
   close(): Promise<void>;
@@ -47,6 +52,7 @@ export async function openClusterAccounts(options: {
   settings: AccountsSettings;
   responses: ResponseStoreSettings;
   onSweepError?: (err: unknown) => void;
+  onKeptRoundsSweepError?: (err: unknown) => void;
   onTouchError?: (err: unknown) => void;
   /** A key change could not be broadcast (Redis down): other instances learn it by the re-check. */
   onBroadcastError?: (err: unknown) => void;
@@ -84,6 +90,14 @@ export async function openClusterAccounts(options: {
       rpcUrl: options.settings.siweRpcUrl,
       nonces: redis ? new RedisNonces(redis, { ttlMs: options.settings.nonceTtlMs }) : undefined,
     });
+    let keptRounds: ClusterAccounts['keptRounds'];
+    if (redis) keptRounds = new RedisKeptRounds(redis);
+    else {
+      const swept = new PostgresKeptRounds(db.sql, { onSweepError: options.onKeptRoundsSweepError });
+      swept.start();
+      undo.push(() => swept.stop());
+      keptRounds = swept;
+    }
     let closing: Promise<void> | undefined;
     return {
       ledger,
@@ -92,6 +106,7 @@ export async function openClusterAccounts(options: {
       health: clusterHealth(db, redis),
       responses,
       shared,
+      keptRounds,
       migrated,
       close() {
         closing ??= closeAll();

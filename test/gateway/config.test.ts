@@ -92,6 +92,16 @@ test('upstream precedence: <ALIAS>_UPSTREAM_* beats UPSTREAM_* beats the file', 
   );
 });
 
+test('kept chat rounds: 1 hour and 10 000 entries by default; KEPT_ROUNDS_TTL_MS overrides the file', () => {
+  const defaults = parseConfig(fileJson(), {}).chat;
+  assert.equal(defaults.keptRoundsTtlMs, 3_600_000);
+  assert.equal(defaults.keptRoundsMaxEntries, 10_000);
+  const json = { ...fileJson(), chat: { keptRoundsTtlMs: 60_000, keptRoundsMaxEntries: 50 } };
+  assert.equal(parseConfig(json, {}).chat.keptRoundsMaxEntries, 50);
+  assert.equal(parseConfig(json, { KEPT_ROUNDS_TTL_MS: '120000' }).chat.keptRoundsTtlMs, 120_000);
+  assert.throws(() => parseConfig(fileJson(), { KEPT_ROUNDS_TTL_MS: 'soon' }), ConfigError);
+});
+
 test('limits come from the file', () => {
   const json = {
     ...fileJson(),

@@ -333,3 +333,70 @@ test('streaming: a client-only call and two parallel client calls, parsed by the
   );
   assert.notEqual(calls[0].id, calls[1].id);
 });
+
+test('tool_choice "required" goes upstream on every round until a client function is called; gateway tools run meanwhile', async () => {
+  const { client } = await funded();
+  upstream.script(
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"first"}' }], ...oneCredit },
+    { toolCalls: [{ name: 'read_file', arguments: '{"path":"p"}' }], ...oneCredit },
+  );
+  const completion = await client.chat.completions.create({ model: 'conductor', messages: [user], tools, tool_choice: 'required' });
+  assert.equal(completion.choices[0].finish_reason, 'tool_calls');
+  assert.deepEqual(
+    upstream.requests.map((r) => r.body.tool_choice),
+    ['required', 'required'],
+  );
+  assert.deepEqual(
+    traceOf(completion).map((t) => t.tool),
+    ['echo'],
+  );
+});
+
+test('a named tool_choice is sent upstream as is; tool_choice "none" turns every tool off', async () => {
+  const { client } = await funded();
+  const named = { type: 'function' as const, function: { name: 'ask_user' } };
+  upstream.script({ toolCalls: [{ name: 'ask_user', arguments: '{}' }], ...oneCredit }, { text: 'No tools.', ...oneCredit });
+  const first = await client.chat.completions.create({ model: 'conductor', messages: [user], tools, tool_choice: named });
+  assert.equal(first.choices[0].finish_reason, 'tool_calls');
+  assert.deepEqual(upstream.requests[0].body.tool_choice, named);
+  const second = await client.chat.completions.create({ model: 'conductor', messages: [user], tools, tool_choice: 'none' });
+  assert.equal(second.choices[0].message.content, 'No tools.');
+  assert.equal(upstream.requests[1].body.tools, undefined);
+  assert.equal(upstream.requests[1].body.tool_choice, undefined);
+});
+
+test('parallel_tool_calls false goes upstream, and the client receives one call even when the model wrote two', async () => {
+  const { client } = await funded();
+  upstream.script({
+    toolCalls: [
+      { name: 'echo', arguments: '{"text":"g"}' },
+      { name: 'read_file', arguments: '{"path":"a"}' },
+      { name: 'read_file', arguments: '{"path":"b"}' },
+    ],
+    ...oneCredit,
+  });
+  const completion = await client.chat.completions.create({ model: 'conductor', messages: [user], tools, parallel_tool_calls: false });
+  assert.equal(upstream.requests[0].body.parallel_tool_calls, false);
+  const message = completion.choices[0].message;
+  const calls = message.tool_calls as OpenAI.Chat.ChatCompletionMessageFunctionToolCall[];
+  assert.deepEqual(
+    calls.map((c) => c.function.arguments),
+    ['{"path":"a"}'],
+  );
+  // The dropped call is gone from the kept round too: the model never sees a call without a result.
+  upstream.reset();
+  await client.chat.completions.create({
+    model: 'conductor',
+    messages: [user, message, { role: 'tool', tool_call_id: calls[0].id, content: 'a' }],
+    tools,
+  });
+  const seen = upstream.requests[0].body.messages.slice(2);
+  assert.deepEqual(
+    seen.map((m) => m.role),
+    ['assistant', 'tool', 'tool'],
+  );
+  assert.deepEqual(
+    seen[0].tool_calls!.map((c) => (c as { function: { name: string } }).function.name),
+    ['echo', 'read_file'],
+  );
+});

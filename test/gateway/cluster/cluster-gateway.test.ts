@@ -57,7 +57,7 @@ describe('cluster mode, in-process gateways', { skip: services.skip }, () => {
     assert.equal(health.body.postgres, 'up');
     assert.equal(health.body.redis, 'up');
     const migrated = [one, two].map((g) => g.logs.find((l) => l.msg === 'cluster mode: accounts on PostgreSQL')?.migrated);
-    assert.deepEqual(migrated, [[1, 2, 3], []]);
+    assert.deepEqual(migrated, [[1, 2, 3, 4], []]);
     assert.equal(one.store, undefined, 'no DATA_DIR store in cluster mode');
   });
 

@@ -4,7 +4,8 @@
  */
 import * as ledger from './0001-ledger.js';
 import * as apiKeys from './0002-api-keys.js';
-import * as responses from './0003-responses.js';
+import * as keptRounds from './0003-kept-rounds.js';
+import * as responses from './0004-responses.js';
 
 export interface Migration {
   version: number;
@@ -15,5 +16,6 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   { version: 1, ...ledger },
   { version: 2, ...apiKeys },
-  { version: 3, ...responses },
+  { version: 3, ...keptRounds },
+  { version: 4, ...responses },
 ];

@@ -1,5 +1,5 @@
 /**
- * Migration 3: stored responses of POST /v1/responses, per wallet, with their expiry. Storing one
+ * Migration 4: stored responses of POST /v1/responses, per wallet, with their expiry. Storing one
  * takes a per-wallet advisory lock, so the wallet's quota (count and bytes) holds when instances
  * store for one wallet at once; the oldest records go first.
  */
