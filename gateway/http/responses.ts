@@ -23,11 +23,11 @@ import { parseResponsesRequest, responsesRequestSchema, type ResponsesRequest } 
 import { newId, ResponseOutput } from '../responses/response-output.js';
 import { responseObject, type ResponseState } from '../responses/response-object.js';
 import { ResponseEventWriter } from '../responses/response-events.js';
-import { keepResponse, loadResponse, responseNotFound } from '../responses/stored-response.js';
+import { assertCallsAnswered, keepResponse, loadResponse, responseNotFound } from '../responses/stored-response.js';
 import { callerWallet } from './wallet.js';
 import { setCreditHeaders } from './chat.js';
 import { answerUnlessClientLeaves } from './client-disconnect.js';
-import { errorObjectSchema, json, type RouteDoc } from './route-doc.js';
+import { json, type RouteDoc } from './route-doc.js';
 
 export interface ResponseRouteDeps {
   orchestrator: ChatOrchestrator;
@@ -80,6 +80,7 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
   const earlier = request.previousResponseId
     ? (await loadResponse(deps.store, request.previousResponseId, wallet, 'previous_response_id')).conversation
     : [];
+  assertCallsAnswered(earlier, request.input);
   const instructions: UpstreamMessage[] = request.instructions ? [{ role: 'system', content: request.instructions }] : [];
   return {
     state: { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: model.id, request, status: 'in_progress', output: [] },
@@ -272,7 +273,9 @@ const eventSchema = z.looseObject({
   }),
   sequence_number: z.number().int().nonnegative(),
   response: responseSchema.optional(),
-  error: errorObjectSchema.optional(),
+  code: z.string().nullable().optional().meta({ description: "On `error`: the gateway's error code" }),
+  message: z.string().optional().meta({ description: 'On `error`' }),
+  param: z.string().nullable().optional(),
 });
 
 const idParam = z.object({ id: z.string().meta({ description: 'A `resp_…` id' }) });

@@ -92,7 +92,10 @@ export const responsesRequestSchema = z.object({
   stream: z.boolean().nullish(),
   store: z.boolean().nullish().meta({ description: 'Keep the response for GET and previous_response_id (default true)' }),
   previous_response_id: z.string().min(1).nullish(),
-  metadata: z.record(z.string().max(64), z.string().max(512)).nullish(),
+  metadata: z
+    .record(z.string().max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys')
+    .nullish(),
   user: z.string().nullish(),
 });
 

@@ -9,7 +9,7 @@
  *   const earlier = await loadResponse(store, id, wallet)   // 404 for any other wallet
  */
 import { z } from 'zod';
-import { NotFound } from '../errors.js';
+import { InvalidRequest, NotFound } from '../errors.js';
 import type { ResponseStore } from '../accounts/response-store.js';
 import type { UpstreamMessage } from '../chat/chat-types.js';
 
@@ -51,4 +51,20 @@ export async function loadResponse(store: ResponseStore, id: string, wallet: str
 
 export function responseNotFound(id: string, param: string | null = null): NotFound {
   return new NotFound(`Response with id '${id}' not found.`, 'response_not_found', param);
+}
+
+/**
+ * A stored response that handed the client function calls continues only with their outputs: each
+ * call still without a result must get a `function_call_output` in the new input (as the Responses
+ * API requires), or the model would see a call with no result.
+ */
+export function assertCallsAnswered(earlier: UpstreamMessage[], input: UpstreamMessage[]): void {
+  const open = new Set<string>();
+  for (const m of earlier) {
+    if (m.role === 'assistant') for (const call of m.tool_calls ?? []) open.add(call.id);
+    if (m.role === 'tool') open.delete(m.tool_call_id);
+  }
+  for (const m of input) if (m.role === 'tool') open.delete(m.tool_call_id);
+  const [missing] = open;
+  if (missing !== undefined) throw new InvalidRequest(`No tool output found for function call ${missing}.`, 'input');
 }

@@ -146,8 +146,14 @@ test('a gateway tool round is an mcp_call item before the answer; a failed run c
 });
 
 test('streamed: the documented events in order, numbered from 0, parsed by responses.stream', async () => {
-  const { client } = await fundedClient();
-  upstream.script({ toolCalls: [{ id: 'call_sssssss1', name: 'echo', arguments: '{"text":"yo"}' }] }, { text: ['Done', ' now.'] });
+  const { wallet, client } = await fundedClient(100);
+  upstream.script(
+    {
+      toolCalls: [{ id: 'call_sssssss1', name: 'echo', arguments: '{"text":"yo"}' }],
+      usage: { prompt_tokens: 900, completion_tokens: 100 },
+    },
+    { text: ['Done', ' now.'], usage: { prompt_tokens: 1000, completion_tokens: 50 } },
+  );
   const stream = client.responses.stream({ model: 'conductor', input: 'Echo yo.' });
   const events: ResponseStreamEvent[] = [];
   const deltas: string[] = [];
@@ -197,6 +203,9 @@ test('streamed: the documented events in order, numbered from 0, parsed by respo
   assert.deepEqual(stored.output, completed.response.output);
   assert.deepEqual(stored.usage, final.usage);
   assert.equal(stored.output_text, 'Done now.');
+  // Billed exactly: ceil((1900 + 2 × 150) / 1000) = 3, reported on the last event.
+  assert.deepEqual((completed.response as unknown as { credits: unknown }).credits, { charged: 3, remaining: 97 });
+  assert.equal((await gateway.ledger.balance(wallet)).credits, 97);
 });
 
 test('previous_response_id continues with the earlier input, tool runs and answer; instructions are not carried', async () => {
@@ -316,6 +325,7 @@ test('refusals name the field: other tool types and choices, unknown items and p
     [{ input: 'x', tools: [{ type: 'function', name: 'bad name' }] }, 'tools[0].name', 'invalid_request'],
     [{ input: 'x', tools: [{ type: 'function', name: 'echo' }] }, 'tools', 'tool_name_conflict'],
     [{ input: [{ type: 'function_call_output', output: 'x' }] }, 'input[0].call_id', 'invalid_request'],
+    [{ input: 'x', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata', 'invalid_request'],
     [{ input: [{ type: 'reasoning', id: 'rs_1', summary: [] }] }, 'input[0].type', 'unsupported_parameter'],
     [
       { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] },
@@ -439,6 +449,13 @@ test('a client function round trip: function_call item beside the gateway run, t
     input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sunny"}' }],
   });
   assert.equal(second.output_text, 'It is sunny in Paris.');
+  // Continuing without the function's output is refused before any upstream call.
+  const unanswered = await apiErrorOf(
+    client.responses.create({ model: 'conductor', previous_response_id: first.id, tools: [weather], input: 'Well?' }),
+  );
+  assert.equal(unanswered.status, 400);
+  assert.equal(unanswered.message, '400 No tool output found for function call call_client01.');
+  assert.equal(upstream.requests.length, 2);
   assert.deepEqual(
     upstream.requests[1].body.messages.slice(1).map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
     [
