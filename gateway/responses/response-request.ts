@@ -15,7 +15,7 @@
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest, zodIssue } from '../errors.js';
 import type { UpstreamMessage, UpstreamToolCall } from '../chat/chat-types.js';
-import { clientToolsFrom, type ClientToolChoice, type ClientTools } from '../chat/client-tools.js';
+import { clientToolsFrom, functionName, type ClientTools } from '../chat/client-tools.js';
 
 /** Text parts a message may hold: the client's own (`input_text`) and earlier answers echoed back (`output_text`). */
 const textPart = z.object({ type: z.enum(['input_text', 'output_text']), text: z.string() });
@@ -56,9 +56,6 @@ const otherItem = z.looseObject({ type: z.string() });
 const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, mcpCallItem, otherItem]);
 
 const positiveInt = z.number().int().positive();
-
-/** OpenAI's rule for function names: letters, digits, underscores and dashes, at most 64. */
-const functionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes');
 
 /** A function tool in this format: flat, not wrapped in `function` as in chat. */
 const functionTool = z.object({
@@ -134,6 +131,33 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   const parsed = responsesRequestSchema.safeParse(body);
   if (!parsed.success) throw invalidRequestFrom(parsed.error, { prefix: 'Invalid request: ' });
   const r = parsed.data;
+  const { tools, toolChoice, clientTools } = toolsOf(r);
+  if (typeof r.input === 'string' ? r.input === '' : r.input.length === 0) {
+    throw new InvalidRequest('Invalid request: input must not be empty.', 'input');
+  }
+  const sampling: ResponsesRequest['sampling'] = {};
+  if (r.temperature != null) sampling.temperature = r.temperature;
+  if (r.top_p != null) sampling.top_p = r.top_p;
+  if (r.user != null) sampling.user = r.user;
+  return {
+    model: r.model,
+    input: typeof r.input === 'string' ? [{ role: 'user', content: r.input }] : inputMessages(r.input),
+    instructions: r.instructions ?? undefined,
+    clientTools,
+    tools,
+    toolChoice,
+    parallelToolCalls: r.parallel_tool_calls ?? true,
+    maxOutputTokens: r.max_output_tokens ?? undefined,
+    sampling,
+    stream: r.stream === true,
+    store: r.store !== false,
+    previousResponseId: r.previous_response_id ?? undefined,
+    metadata: r.metadata ?? {},
+  };
+}
+
+/** The client's function tools and tool_choice: as echoed in this format, and as the chat loop takes them. */
+function toolsOf(r: z.infer<typeof responsesRequestSchema>): Pick<ResponsesRequest, 'tools' | 'toolChoice' | 'clientTools'> {
   const tools = (r.tools ?? []).map((tool, i) => {
     if (tool.type === 'function') return parseItem(functionTool, tool, `tools[${i}]`);
     throw new InvalidRequest(
@@ -151,33 +175,20 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     );
   }
   const toolChoice = choice as ResponsesRequest['toolChoice'];
-  const chatChoice: ClientToolChoice =
-    typeof toolChoice === 'object' ? { type: 'function', function: { name: toolChoice.name } } : toolChoice;
   const clientTools = clientToolsFrom({
-    tools: tools.map((t) => ({
+    tools: tools.map(({ name, description, parameters, strict }) => ({
       type: 'function',
       function: {
-        name: t.name,
-        ...(t.description != null ? { description: t.description } : {}),
-        ...(t.parameters != null ? { parameters: t.parameters } : {}),
-        ...(t.strict != null ? { strict: t.strict } : {}),
+        name,
+        ...(description != null ? { description } : {}),
+        ...(parameters != null ? { parameters } : {}),
+        ...(strict != null ? { strict } : {}),
       },
     })),
-    choice: chatChoice,
+    choice: typeof toolChoice === 'object' ? { type: 'function', function: { name: toolChoice.name } } : toolChoice,
     parallel: r.parallel_tool_calls ?? undefined,
   });
-  if (typeof r.input === 'string' ? r.input === '' : r.input.length === 0) {
-    throw new InvalidRequest('Invalid request: input must not be empty.', 'input');
-  }
-  const sampling: ResponsesRequest['sampling'] = {};
-  if (r.temperature != null) sampling.temperature = r.temperature;
-  if (r.top_p != null) sampling.top_p = r.top_p;
-  if (r.user != null) sampling.user = r.user;
   return {
-    model: r.model,
-    input: typeof r.input === 'string' ? [{ role: 'user', content: r.input }] : inputMessages(r.input),
-    instructions: r.instructions ?? undefined,
-    clientTools,
     tools: tools.map((t) => ({
       type: 'function',
       name: t.name,
@@ -186,13 +197,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
       strict: t.strict ?? null,
     })),
     toolChoice,
-    parallelToolCalls: r.parallel_tool_calls ?? true,
-    maxOutputTokens: r.max_output_tokens ?? undefined,
-    sampling,
-    stream: r.stream === true,
-    store: r.store !== false,
-    previousResponseId: r.previous_response_id ?? undefined,
-    metadata: r.metadata ?? {},
+    clientTools,
   };
 }
 
