@@ -2,7 +2,7 @@
  * The Responses event stream on the wire (raw fetch, free mode): `event:` lines that match each
  * payload's `type`, keep-alive comments while a gateway tool runs, and the same cancellation as
  * chat — a client that leaves stops the tool calls at the MCP server and the upstream call, and
- * its concurrency slot is free again.
+ * its concurrency slot is free again. Stored responses here live 400 ms (`responses.ttlMs`).
  */
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,6 +26,7 @@ before(async () => {
     config: (json) => {
       json.chat = { keepAliveMs: 50 };
       json.limits = { chatConcurrencyPerWallet: 1 };
+      json.responses = { ttlMs: 400 };
       json.mcpServers = { slow: fixtureServer('slow', { env: { SLOW_CANCEL_LOG: cancelLog } }) };
     },
   });
@@ -110,4 +111,15 @@ test('a client that leaves while the model writes aborts the upstream call', asy
   const aborted = await upstream.abortedRequest();
   assert.equal(aborted, upstream.requests[0]);
   upstream.release();
+});
+
+test('a stored response is readable until responses.ttlMs has passed, then 404', async () => {
+  upstream.script({ text: 'Brief.' });
+  const created = (await (await post({ input: 'Hi' })).json()) as { id: string };
+  const read = () => fetch(`${gateway.url}/v1/responses/${created.id}`, { headers: walletHeaders() });
+  assert.equal((await read()).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 450));
+  const expired = await read();
+  assert.equal(expired.status, 404);
+  assert.equal(((await expired.json()) as { error: { code: string } }).error.code, 'response_not_found');
 });
