@@ -89,10 +89,11 @@ export interface ChatOutcome {
   /** With finish reason `tool_calls`: the calls of the client's functions it is to run. */
   clientToolCalls?: UpstreamToolCall[];
   /**
-   * This request's tool rounds as the model saw them: each assistant turn with its calls and the
-   * gateway calls' results (the final answer's text is `content`, not in here).
+   * The conversation as the model saw it, without the preamble: the history, the messages (kept
+   * rounds spliced in) and each tool round of this request with its results. The final answer's
+   * text is `content`, not in here.
    */
-  rounds: UpstreamMessage[];
+  conversation: UpstreamMessage[];
 }
 
 export interface OrchestratorDeps {
@@ -359,7 +360,7 @@ export class ChatOrchestrator {
       credits,
       toolRounds: chat.toolRounds,
       ...(clientToolCalls.length ? { clientToolCalls } : {}),
-      rounds: chat.messages.slice(chat.ownFrom),
+      conversation: chat.messages.slice(1),
     };
   }
 

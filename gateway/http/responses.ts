@@ -43,8 +43,8 @@ export interface ResponseRouteDeps {
 interface ResponseRun {
   state: ResponseState;
   plan: ChatPlan;
-  /** The stored response's conversation this one continues (empty without previous_response_id). */
-  earlier: UpstreamMessage[];
+  /** Messages of `instructions` at the start of the conversation (they are not stored). */
+  instructionMessages: number;
   wallet: string;
 }
 
@@ -95,7 +95,7 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
       sampling: request.sampling,
       wallet,
     },
-    earlier,
+    instructionMessages: instructions.length,
     wallet,
   };
 }
@@ -165,8 +165,9 @@ async function streamAnswer(ctx: Context, run: ResponseRun, deps: ResponseRouteD
 
 /**
  * The loop answered: the final response object, stored when asked with the whole conversation as
- * the model saw it (earlier turns, this input, this request's tool rounds, then the answer — or,
- * when the client's functions were called, the round that called them, awaiting their outputs).
+ * the model saw it but the instructions (earlier turns, this input, this request's tool rounds,
+ * then the answer — or, when the client's functions were called, the round that called them,
+ * awaiting their outputs).
  */
 async function finish(
   run: ResponseRun,
@@ -180,7 +181,7 @@ async function finish(
   const response = responseObject({ ...run.state, status, output: output.items, usage: outcome.usage });
   if (run.state.request.store) {
     const answer: UpstreamMessage[] = outcome.clientToolCalls ? [] : [{ role: 'assistant', content: output.answerText }];
-    const conversation = [...run.earlier, ...run.state.request.input, ...outcome.rounds, ...answer];
+    const conversation = [...outcome.conversation.slice(run.instructionMessages), ...answer];
     try {
       const kept = await keepResponse(deps.store, { id: run.state.id, wallet: run.wallet, ttlMs: deps.ttlMs, response, conversation });
       if (!kept) deps.logger.warn({ response: run.state.id }, 'response not stored: larger than the per-wallet byte quota');

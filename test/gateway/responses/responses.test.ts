@@ -515,7 +515,7 @@ test('a client that resends the items itself (no previous_response_id) gets the 
   const first = await client.responses.create({ model: 'conductor', input: 'Weather in Rome?', tools: [weather], store: false });
   const call = first.output.find((item) => item.type === 'function_call');
   assert.ok(call?.type === 'function_call');
-  await client.responses.create({
+  const second = await client.responses.create({
     model: 'conductor',
     tools: [weather],
     input: [
@@ -532,5 +532,12 @@ test('a client that resends the items itself (no previous_response_id) gets the 
       ['tool', 'call_gw_kept1', undefined],
       ['tool', 'call_cl_kept1', undefined],
     ],
+  );
+  // Stored as the model saw it, spliced round included: previous_response_id carries it on.
+  upstream.script({ text: 'You are welcome.' });
+  await client.responses.create({ model: 'conductor', input: 'Thanks.', previous_response_id: second.id });
+  assert.deepEqual(
+    upstream.requests[2].body.messages.slice(1).map((m) => m.tool_call_id ?? m.content),
+    ['Weather in Rome?', null, 'call_gw_kept1', 'call_cl_kept1', 'Rainy in Rome.', 'Thanks.'],
   );
 });
