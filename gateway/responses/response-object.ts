@@ -14,7 +14,7 @@ import type { ResponsesRequest } from './response-request.js';
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
-export interface ResponseUsage {
+interface ResponseUsage {
   input_tokens: number;
   input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
   output_tokens: number;
