@@ -17,6 +17,8 @@ const MIN_ID_LENGTH = 8;
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 export interface SplitRound {
+  /** The round's calls in the model's order, less any client call dropped by `parallel: false`. */
+  calls: UpstreamToolCall[];
   /** Calls the gateway runs: its own tools, and names nobody offered (they get an error result). */
   gateway: UpstreamToolCall[];
   /** Calls of the client's functions, in the model's order. */
@@ -33,10 +35,12 @@ export function splitToolCalls(
   clientNames: ReadonlySet<string>,
   options: { parallel?: boolean } = {},
 ): SplitRound {
-  const split: SplitRound = { gateway: [], client: [] };
+  const split: SplitRound = { calls: [], gateway: [], client: [] };
   for (const call of calls) {
     if (!clientNames.has(call.function.name)) split.gateway.push(call);
     else if (options.parallel !== false || split.client.length === 0) split.client.push(call);
+    else continue;
+    split.calls.push(call);
   }
   return split;
 }

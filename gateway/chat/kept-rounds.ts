@@ -84,18 +84,19 @@ export class KeptRounds {
       return messages;
     }
     const restored = [...messages];
+    const missing: string[] = [];
     // From the end, so earlier positions stay valid as splices change the length.
     for (let k = positions.length - 1; k >= 0; k--) {
       const kept = this.parse(found[k]);
       const at = positions[k];
       if (kept) restored.splice(at, 1, ...kept);
-      else {
-        const ids = (messages[at] as { tool_calls: Array<{ id: string }> }).tool_calls.map((c) => c.id);
-        this.options.logger.info(
-          { callIds: ids },
-          'no kept gateway rounds for these tool calls (expired, or not returned by this gateway): the conversation goes up as sent',
-        );
-      }
+      else missing.unshift(...(messages[at] as { tool_calls: Array<{ id: string }> }).tool_calls.map((c) => c.id));
+    }
+    if (missing.length) {
+      this.options.logger.info(
+        { callIds: missing },
+        'no kept gateway rounds for these tool calls (expired, or not returned by this gateway): the conversation goes up as sent',
+      );
     }
     return restored;
   }

@@ -184,6 +184,7 @@ export class ChatOrchestrator {
     // Fail fast, before any work: the model's upstream is known to be down.
     if (this.deps.health.isDown(plan.model.id)) throw upstreamUnavailable(plan.model.id, 'its health probe failed');
     const { deadlineMs, maxRounds } = this.deps.config.chat;
+    assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
     const conversation = plan.history ? [...plan.history, ...restored] : restored;
     const chat = this.startChat(plan, conversation, sink);
@@ -204,11 +205,11 @@ export class ChatOrchestrator {
           finishReason = round.finishReason === 'length' ? 'length' : 'stop';
           break;
         }
-        const calls = withUsableCallIds(round.toolCalls, chat.callIds);
         const { names, parallel } = plan.clientTools;
-        const split = names.size ? splitToolCalls(calls, names, { parallel }) : { gateway: calls, client: [] };
-        await this.runTools(chat, { text: round.text, calls: [...split.gateway, ...split.client], run: split.gateway }, sink, abort);
+        const split = splitToolCalls(withUsableCallIds(round.toolCalls, chat.callIds), names, { parallel });
+        await this.runTools(chat, { text: round.text, calls: split.calls, run: split.gateway }, sink, abort);
         if (split.client.length) {
+          // The client's turn: keep what it will not send back (this request's rounds), then hand it its calls.
           clientCalls = split.client;
           finishReason = 'tool_calls';
           const ids = clientCalls.map((c) => c.id);
@@ -225,14 +226,10 @@ export class ChatOrchestrator {
     }
   }
 
-  /**
-   * The chat's state before its first call: the preamble added, the gateway's tools and the
-   * client's functions offered (a client function named like a gateway tool is refused), nothing spent.
-   */
+  /** The chat's state before its first call: the preamble added, the gateway's tools and the client's functions offered, nothing spent. */
   private startChat(plan: ChatPlan, conversation: UpstreamMessage[], sink: ChatSink): ChatRun {
     const model = plan.model;
     const gatewayTools = this.offer.functionsFor(this.deps.tools.listTools());
-    assertNoNameConflict(plan.clientTools, gatewayTools);
     const clientFunctions = plan.clientTools.functions;
     const enabled = toolsEnabled(plan.clientTools);
     const tools = !enabled ? [] : clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;

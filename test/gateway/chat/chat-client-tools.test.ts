@@ -170,7 +170,10 @@ test('two client calls in parallel come back together; repeated and missing upst
     toolCallStyle: 'whole',
     ...oneCredit,
   });
-  const completion = await client.chat.completions.create({ model: 'conductor', messages: [user], tools });
+  const { data: completion, response } = await client.chat.completions
+    .create({ model: 'conductor', messages: [user], tools })
+    .withResponse();
+  assert.equal(charged(response), 1);
   const calls = completion.choices[0].message.tool_calls as OpenAI.Chat.ChatCompletionMessageFunctionToolCall[];
   assert.deepEqual(
     calls.map((c) => c.function.name),
@@ -180,8 +183,8 @@ test('two client calls in parallel come back together; repeated and missing upst
   assert.match(calls[1].id, CALL_ID);
 });
 
-test('the kept rounds expire: the continuation still works with the conversation as sent, and a log line says so', async () => {
-  const { client } = await funded();
+test('the kept rounds expire: the continuation (streamed) still works with the conversation as sent, and a log line says so', async () => {
+  const { client, wallet } = await funded();
   upstream.script({
     toolCalls: [
       { name: 'echo', arguments: '{"text":"x"}' },
@@ -195,12 +198,13 @@ test('the kept rounds expire: the continuation still works with the conversation
   upstream.reset();
   upstream.script({ text: 'Done.', ...oneCredit });
   const callId = message.tool_calls![0].id;
-  const second = await client.chat.completions.create({
+  const second = await streamed(client, {
     model: 'conductor',
     messages: [user, message, { role: 'tool', tool_call_id: callId, content: 'n: empty' }],
     tools,
   });
-  assert.equal(second.choices[0].message.content, 'Done.');
+  assert.equal(second.final.choices[0].message.content, 'Done.');
+  assert.deepEqual((await gateway.ledger.balance(wallet)).total_spent, 2);
   const seen = upstream.requests[0].body.messages.slice(1);
   assert.deepEqual(
     seen.map((m) => m.role),
@@ -228,6 +232,13 @@ test('a client function named like a gateway tool is refused with 400 tool_name_
     param: 'tools',
     code: 'tool_name_conflict',
   });
+  const streaming = await postChat(
+    gateway,
+    { messages: [user], stream: true, tools: [{ type: 'function', function: { name: 'echo' } }] },
+    authHeaders(key, wallet),
+  );
+  assert.equal(streaming.status, 400);
+  assert.equal(streaming.body.error.code, 'tool_name_conflict');
   assert.equal(upstream.requests.length, 0);
   assert.deepEqual((await gateway.ledger.balance(wallet)).total_spent, 0);
 });
@@ -399,4 +410,21 @@ test('parallel_tool_calls false goes upstream, and the client receives one call 
     seen[0].tool_calls!.map((c) => (c as { function: { name: string } }).function.name),
     ['echo', 'read_file'],
   );
+});
+
+test('the round cap holds with tool_choice "required": after 8 gateway rounds the last call goes out with "none"', async () => {
+  const { client } = await funded();
+  for (let i = 1; i <= 8; i++) upstream.script({ toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }], ...oneCredit });
+  upstream.script({ text: 'Enough.', ...oneCredit });
+  const { data, response } = await client.chat.completions
+    .create({ model: 'conductor', messages: [user], tools, tool_choice: 'required' })
+    .withResponse();
+  assert.equal(data.choices[0].finish_reason, 'stop');
+  assert.equal(data.choices[0].message.content, 'Enough.');
+  assert.deepEqual(
+    upstream.requests.map((r) => r.body.tool_choice),
+    [...Array(8).fill('required'), 'none'],
+  );
+  assert.equal(traceOf(data).length, 8);
+  assert.equal(charged(response), 9);
 });
