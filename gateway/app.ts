@@ -26,6 +26,8 @@ import { keyRouteDocs, registerKeyRoutes } from './http/keys.js';
 import { creditRouteDocs, registerCreditRoutes } from './http/credits.js';
 import { adminRouteDocs, registerAdminRoutes } from './http/admin.js';
 import { chatRouteDocs, registerChatRoutes } from './http/chat.js';
+import { registerResponseRoutes, responseRouteDocs } from './http/responses.js';
+import type { ResponseStore } from './accounts/response-store.js';
 import { buildOpenApiDocument, openApiRouteDocs, registerOpenApiRoutes } from './http/openapi.js';
 import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/playground.js';
 import { chatConcurrency, type SharedWalletSlots } from './http/chat-concurrency.js';
@@ -49,7 +51,7 @@ export interface AppDeps {
   /** The tool host: /v1/tools, /v1/tools/execute, /mcp and the chat loop's tools. */
   tools: ToolRunner;
   /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store, or PostgreSQL in cluster mode). */
-  accounts: Pick<Accounts, 'apiKeys' | 'siwe'> & { ledger: Ledger };
+  accounts: Pick<Accounts, 'apiKeys' | 'siwe'> & { ledger: Ledger; responses: ResponseStore };
   /** Cluster mode with Redis: request budgets and per-wallet chat slots every instance shares. */
   shared?: { limiters: LimiterFactory; chatSlots: SharedWalletSlots };
   /** Each model's upstream client and health: POST /v1/chat/completions. */
@@ -119,7 +121,14 @@ export function createApp(deps: AppDeps): Koa {
       logger: deps.logger,
     }),
   });
-  registerChatRoutes(router, [gated, chatConcurrency(config.limits, deps.shared?.chatSlots)], orchestrator);
+  // One set of slots: chat completions and responses share the per-wallet and total caps.
+  const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);
+  registerChatRoutes(router, [gated, chatSlots], orchestrator);
+  registerResponseRoutes(
+    router,
+    { create: [gated, chatSlots], read: [gated] },
+    { orchestrator, store: deps.accounts.responses, tools: deps.tools, ttlMs: config.responses.ttlMs, logger: deps.logger },
+  );
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown });
   registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.
@@ -136,6 +145,7 @@ export function createApp(deps: AppDeps): Koa {
     ...metricsRouteDocs,
     ...modelRouteDocs,
     ...chatRouteDocs,
+    ...responseRouteDocs,
     ...toolRouteDocs,
     ...mcpRouteDocs,
     ...keyRouteDocs,

@@ -163,6 +163,24 @@ export const configSchema = z
           ),
       })
       .prefault({}),
+    /** Stored responses of POST /v1/responses (`store: true`): how long, and how many per wallet. */
+    responses: z
+      .object({
+        ttlMs: z
+          .number()
+          .int()
+          .positive()
+          .default(24 * 3_600_000),
+        maxPerWallet: z.number().int().positive().default(100),
+        maxBytesPerWallet: z
+          .number()
+          .int()
+          .positive()
+          .default(16 * 1024 * 1024),
+        /** Expired responses are deleted this often (reads never return them even before). */
+        sweepIntervalMs: z.number().int().positive().default(60_000),
+      })
+      .prefault({}),
     mcpServers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema).default({}),
   })
   .strict();
@@ -190,6 +208,12 @@ const ENV_OVERRIDES: Array<[string, (raw: Record<string, unknown>, value: string
   ['SIWE_RPC_URL', (raw, v) => (section(raw, 'accounts').siweRpcUrl = v)],
   ['DRAIN_DELAY_MS', (raw, v) => (section(raw, 'server').drainDelayMs = numberFrom('DRAIN_DELAY_MS', v))],
   ['CHAT_DEADLINE_MS', (raw, v) => (section(raw, 'chat').deadlineMs = numberFrom('CHAT_DEADLINE_MS', v))],
+  ['RESPONSES_TTL_MS', (raw, v) => (section(raw, 'responses').ttlMs = numberFrom('RESPONSES_TTL_MS', v))],
+  ['RESPONSES_MAX_PER_WALLET', (raw, v) => (section(raw, 'responses').maxPerWallet = numberFrom('RESPONSES_MAX_PER_WALLET', v))],
+  [
+    'RESPONSES_MAX_BYTES_PER_WALLET',
+    (raw, v) => (section(raw, 'responses').maxBytesPerWallet = numberFrom('RESPONSES_MAX_BYTES_PER_WALLET', v)),
+  ],
   ['KEPT_ROUNDS_TTL_MS', (raw, v) => (section(raw, 'chat').keptRoundsTtlMs = numberFrom('KEPT_ROUNDS_TTL_MS', v))],
 ];
 

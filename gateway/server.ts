@@ -10,6 +10,7 @@ import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { openAccounts } from './accounts/accounts.js';
 import { storeHealth } from './accounts/store-health.js';
 import type { AccountsStore } from './accounts/store.js';
+import type { ResponseStore } from './accounts/response-store.js';
 import type { Ledger } from './accounts/types.js';
 import type { ApiKeys } from './accounts/api-keys.js';
 import type { SiweVerifier } from './accounts/siwe.js';
@@ -143,6 +144,7 @@ interface ModeAccounts {
   siwe: SiweVerifier;
   health: HealthContributor;
   store: AccountsStore | undefined;
+  responses: ResponseStore;
   shared: ClusterAccounts['shared'];
   /** Kept chat rounds in Redis or PostgreSQL; undefined in embedded mode (createApp keeps them in memory). */
   keptRounds: KeptRoundsStore | undefined;
@@ -154,12 +156,19 @@ interface ModeAccounts {
  * one process); DATABASE_URL is cluster mode (PostgreSQL, and Redis with REDIS_URL).
  */
 async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAccounts> {
-  const onSweepError = (err: unknown) => logger.error({ err }, 'reservation sweep failed');
+  const onSweepError = (err: unknown) => logger.error({ err }, 'expiry sweep failed (reservations or stored responses)');
   const onTouchError = (err: unknown) => logger.warn({ err }, 'API key last_used_at write failed');
   const { databaseUrl, redisUrl, redisPrefix } = config.cluster;
   if (!databaseUrl) {
     const { dataDir, accounts: settings } = config;
-    const embedded = await openAccounts({ dataDir, publicUrl: config.server.publicUrl, settings, onTouchError });
+    const embedded = await openAccounts({
+      dataDir,
+      publicUrl: config.server.publicUrl,
+      settings,
+      responses: config.responses,
+      onTouchError,
+      onSweepError,
+    });
     return { ...embedded, health: storeHealth(embedded.store), shared: undefined, keptRounds: undefined };
   }
   if (!redisUrl) {
@@ -174,6 +183,7 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
     redisPrefix,
     publicUrl: config.server.publicUrl,
     settings: config.accounts,
+    responses: config.responses,
     onSweepError,
     onKeptRoundsSweepError: (err) => logger.error({ err }, 'kept chat rounds sweep failed'),
     onTouchError,

@@ -5,7 +5,7 @@
  * in reverse, after the ledger's last commit.
  *
  * @example
- *   const accounts = await openAccounts({ dataDir: './data', publicUrl, settings: config.accounts })
+ *   const accounts = await openAccounts({ dataDir: './data', publicUrl, settings: config.accounts, responses: config.responses })
  *   await accounts.ledger.balance(wallet)
  *   await accounts.close()
  */
@@ -17,6 +17,8 @@ import { join } from 'node:path';
 import { ApiKeys } from './api-keys.js';
 import { KeyvKeyStore } from './keyv-key-store.js';
 import { SiweVerifier } from './siwe.js';
+import { sweepEvery, type ResponseQuota, type ResponseStore } from './response-store.js';
+import { openSqliteResponseStore } from './sqlite-response-store.js';
 
 export interface AccountsSettings {
   reservationTtlMs: number;
@@ -24,11 +26,18 @@ export interface AccountsSettings {
   siweRpcUrl?: string;
 }
 
+/** Stored responses (POST /v1/responses): the per-wallet quota and how often expired ones are swept. */
+export interface ResponseStoreSettings extends ResponseQuota {
+  sweepIntervalMs: number;
+}
+
 export interface Accounts {
   ledger: EmbeddedLedger;
   apiKeys: ApiKeys;
   siwe: SiweVerifier;
   store: AccountsStore;
+  /** Stored responses, in the same SQLite file on the ledger's connection. */
+  responses: ResponseStore;
   close(): Promise<void>;
 }
 
@@ -36,8 +45,11 @@ export async function openAccounts(options: {
   dataDir: string;
   publicUrl: string;
   settings: AccountsSettings;
+  responses: ResponseStoreSettings;
   /** Where a failed last_used_at write goes (the logger). */
   onTouchError?: (err: unknown) => void;
+  /** Where a failed sweep of expired responses goes (the logger). */
+  onSweepError?: (err: unknown) => void;
 }): Promise<Accounts> {
   const lock = acquireDataDirLock(options.dataDir);
   let store: AccountsStore | undefined;
@@ -46,6 +58,8 @@ export async function openAccounts(options: {
     store = await openStore(options.dataDir);
     db = await openSqlite(join(options.dataDir, STORE_FILE));
     const ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
+    const responses = await openSqliteResponseStore(db, options.responses);
+    const stopSweep = sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {}));
     const opened = store;
     const ledgerDb = db;
     let closing: Promise<void> | undefined;
@@ -58,9 +72,11 @@ export async function openAccounts(options: {
         rpcUrl: options.settings.siweRpcUrl,
       }),
       store,
+      responses,
       close() {
         closing ??= (async () => {
           try {
+            stopSweep();
             await ledger.stop();
             await ledgerDb.close();
             await opened.close();

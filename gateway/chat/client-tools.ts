@@ -15,7 +15,7 @@ import { InvalidRequest } from '../errors.js';
 import type { FunctionTool } from './chat-types.js';
 
 /** OpenAI's rule for function names: letters, digits, underscores and dashes, at most 64. */
-const functionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes');
+export const functionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, underscores or dashes');
 
 export const clientFunctionSchema = z.object({
   type: z.literal('function'),

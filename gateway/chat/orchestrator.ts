@@ -38,6 +38,11 @@ export interface ChatPlan {
   model: ModelConfig;
   /** The client's conversation (the preamble is added here). */
   messages: UpstreamMessage[];
+  /**
+   * A conversation the gateway itself kept whole (a stored response's, with every gateway round),
+   * sent before `messages` as it is: no kept rounds are spliced into it.
+   */
+  history?: UpstreamMessage[];
   /** The client's own functions and its tool_choice (`none` turns every tool off). */
   clientTools: ClientTools;
   /** Client `max_completion_tokens` or `max_tokens`. */
@@ -56,10 +61,13 @@ export interface ChatSink {
   accepted(): void;
   /** Visible answer text, in order; the concatenation of all calls is the final `content`. */
   content(text: string): void;
-  /** A tool round is starting with these tools. */
-  toolsRunning(tools: string[]): void;
-  /** A tool round finished: its calls, as `tool_trace` will list them (so a stream can show them live). */
-  toolsDone?(entries: ToolTraceEntry[]): void;
+  /** A tool round is starting with these calls (the model's text of the round came before, through `content`). */
+  toolsRunning(calls: UpstreamToolCall[]): void;
+  /**
+   * A tool round finished: its calls as `tool_trace` will list them (so a stream can show them
+   * live), and each call's result as the model reads it, in the same order.
+   */
+  toolsDone?(entries: ToolTraceEntry[], results: string[]): void;
   /** Backpressure: a promise while the client cannot take more, else undefined (see StreamChatOptions). */
   drained(): Promise<void> | undefined;
   /**
@@ -80,6 +88,12 @@ export interface ChatOutcome {
   toolRounds: number;
   /** With finish reason `tool_calls`: the calls of the client's functions it is to run. */
   clientToolCalls?: UpstreamToolCall[];
+  /**
+   * The conversation as the model saw it, without the preamble: the history, the messages (kept
+   * rounds spliced in) and each tool round of this request with its results. The final answer's
+   * text is `content`, not in here.
+   */
+  conversation: UpstreamMessage[];
 }
 
 export interface OrchestratorDeps {
@@ -171,7 +185,8 @@ export class ChatOrchestrator {
     if (this.deps.health.isDown(plan.model.id)) throw upstreamUnavailable(plan.model.id, 'its health probe failed');
     const { deadlineMs, maxRounds } = this.deps.config.chat;
     assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
-    const conversation = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
+    const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
+    const conversation = plan.history ? [...plan.history, ...restored] : restored;
     const chat = this.startChat(plan, conversation, sink);
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
@@ -300,7 +315,7 @@ export class ChatOrchestrator {
     this.addMessage(chat, assistant);
     if (round.run.length === 0) return;
     chat.toolRounds++;
-    sink.toolsRunning(round.run.map((c) => c.function.name));
+    sink.toolsRunning(round.run);
     const results = await runToolRound(round.run, {
       round: chat.toolRounds,
       runner: this.deps.tools,
@@ -310,7 +325,10 @@ export class ChatOrchestrator {
     });
     for (const m of results.messages) this.addMessage(chat, m);
     chat.trace.push(...results.trace);
-    sink.toolsDone?.(results.trace);
+    sink.toolsDone?.(
+      results.trace,
+      results.messages.map((m) => m.content),
+    );
   }
 
   private addMessage(chat: ChatRun, m: UpstreamMessage): void {
@@ -339,6 +357,7 @@ export class ChatOrchestrator {
       credits,
       toolRounds: chat.toolRounds,
       ...(clientToolCalls.length ? { clientToolCalls } : {}),
+      conversation: chat.messages.slice(1),
     };
   }
 

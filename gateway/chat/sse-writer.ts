@@ -4,9 +4,8 @@
  * `tool_trace` and `credits`), an optional usage chunk with `choices: []`, then `data: [DONE]`.
  * The route calls `begin()` once the request is accepted (the first upstream call answered 2xx),
  * so the client has its status line and headers before the model has written anything, even when
- * it thinks for minutes; anything that fails before it is still a plain HTTP error. From then on, a `: keepalive` comment goes out whenever nothing else was
- * written for `keepAliveMs` (tools running, a long reasoning phase), so proxies keep the
- * connection. Writes after the client left are dropped, never thrown.
+ * it thinks for minutes; anything that fails before it is still a plain HTTP error. Keep-alives,
+ * backpressure and writes after the client left are the channel's (sse-channel.ts).
  *
  * @example
  *   const sse = new SseWriter(ctx.res, { id, created, model: 'svc-32b-conductor' }, 15_000)
@@ -18,6 +17,7 @@
 import type { ServerResponse } from 'node:http';
 import type { GatewayError } from '../errors.js';
 import type { ChatCredits, ToolTraceEntry, UpstreamToolCall, Usage } from './chat-types.js';
+import { SseChannel } from './sse-channel.js';
 
 export interface SseIdentity {
   id: string;
@@ -25,30 +25,17 @@ export interface SseIdentity {
   model: string;
 }
 
-/** No `Connection` header: HTTP/1.1 keeps the connection by default, and a draining shutdown's `connection: close` must stand. */
-export const SSE_HEADERS = {
-  'Content-Type': 'text/event-stream',
-  'Cache-Control': 'no-cache',
-  'X-Accel-Buffering': 'no',
-} as const;
-
-const KEEPALIVE = ': keepalive\n\n';
 /** Arguments of a handed-back call go out in pieces of at most this many characters. */
 const ARGUMENT_FRAGMENT_CHARS = 256;
 
 export class SseWriter {
   /** Everything up to the delta, identical for every chunk of this answer. */
   private readonly prefix: string;
-  private begun = false;
+  private readonly channel: SseChannel;
   private roleSent = false;
-  private keepAlive?: NodeJS.Timeout;
-  private drainWait?: Promise<void>;
 
-  constructor(
-    private readonly res: ServerResponse,
-    identity: SseIdentity,
-    private readonly keepAliveMs: number,
-  ) {
+  constructor(res: ServerResponse, identity: SseIdentity, keepAliveMs: number) {
+    this.channel = new SseChannel(res, keepAliveMs);
     this.prefix =
       `data: {"id":${JSON.stringify(identity.id)},"object":"chat.completion.chunk","created":${identity.created},` +
       `"model":${JSON.stringify(identity.model)},"choices":[`;
@@ -56,51 +43,23 @@ export class SseWriter {
 
   /** True once the status line and headers went out; errors must then be reported in-band. */
   get started(): boolean {
-    return this.begun;
+    return this.channel.started;
   }
 
   /** Send the status line and headers now and start the keep-alive timer. */
   begin(): void {
-    if (this.begun) return;
-    this.begun = true;
-    if (this.res.headersSent || this.res.destroyed) return;
-    this.res.writeHead(200, SSE_HEADERS);
-    this.res.flushHeaders();
-    this.keepAlive = setTimeout(this.sendKeepAlive, this.keepAliveMs);
-    this.keepAlive.unref();
+    this.channel.begin();
   }
 
   /** Stop the keep-alive timer; `done()` does it too, and every exit path must reach one of them. */
   stop(): void {
-    clearTimeout(this.keepAlive);
-    this.keepAlive = undefined;
+    this.channel.stop();
   }
 
-  /**
-   * While the client's connection is full, a promise that settles when it drained (or closed);
-   * undefined otherwise. The upstream is not read meanwhile, so a slow reader holds no backlog.
-   */
+  /** Backpressure: see SseChannel.drained. */
   drained(): Promise<void> | undefined {
-    const res = this.res;
-    if (!res.writableNeedDrain || res.destroyed) return undefined;
-    this.drainWait ??= new Promise<void>((resolve) => {
-      const settle = () => {
-        res.off('drain', settle);
-        res.off('close', settle);
-        this.drainWait = undefined;
-        resolve();
-      };
-      res.on('drain', settle);
-      res.on('close', settle);
-    });
-    return this.drainWait;
+    return this.channel.drained();
   }
-
-  private readonly sendKeepAlive = (): void => {
-    // A full connection gains nothing from more bytes: wait for the next quiet period.
-    if (this.res.writableNeedDrain) this.keepAlive?.refresh();
-    else this.write(KEEPALIVE);
-  };
 
   content(text: string): void {
     if (!this.roleSent) {
@@ -113,7 +72,7 @@ export class SseWriter {
 
   /** An SSE comment line: ignored by clients, keeps the connection busy. */
   comment(text: string): void {
-    this.write(`: ${text.replace(/[\r\n]+/g, ' ')}\n\n`);
+    this.channel.comment(text);
   }
 
   /**
@@ -161,14 +120,10 @@ export class SseWriter {
   /** `data: [DONE]` and the end of the response. */
   done(): void {
     this.write('data: [DONE]\n\n');
-    this.stop();
-    if (!this.res.destroyed && !this.res.writableEnded) this.res.end();
+    this.channel.end();
   }
 
   private write(text: string): void {
-    this.begin();
-    if (this.res.destroyed || this.res.writableEnded) return;
-    this.keepAlive?.refresh();
-    this.res.write(text);
+    this.channel.write(text);
   }
 }

@@ -138,7 +138,12 @@ async function onPostgres(databaseUrl: string, config: Config, command: LedgerCo
 }
 
 async function direct(config: Config, command: LedgerCommand): Promise<CliOutput> {
-  const accounts = await openAccounts({ dataDir: config.dataDir, publicUrl: config.server.publicUrl, settings: config.accounts });
+  const accounts = await openAccounts({
+    dataDir: config.dataDir,
+    publicUrl: config.server.publicUrl,
+    settings: config.accounts,
+    responses: config.responses,
+  });
   try {
     if (command.kind === 'balance') return await accounts.ledger.balance(command.wallet);
     const balance: Balance = await accounts.ledger.grant(command.wallet, command.amount, command.idempotencyKey);

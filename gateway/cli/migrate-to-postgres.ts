@@ -69,7 +69,12 @@ async function ledgerRows(dataDir: string) {
 }
 
 export async function migrateToPostgres(config: Config, databaseUrl: string): Promise<MigrationReport> {
-  const accounts = await openAccounts({ dataDir: config.dataDir, publicUrl: config.server.publicUrl, settings: config.accounts });
+  const accounts = await openAccounts({
+    dataDir: config.dataDir,
+    publicUrl: config.server.publicUrl,
+    settings: config.accounts,
+    responses: config.responses,
+  });
   try {
     const keyStore = new KeyvKeyStore(accounts.store.keys);
     const owners: string[] = [];

@@ -9,7 +9,9 @@
  * @example
  *   const accounts = await openClusterAccounts({ databaseUrl, redisUrl, redisPrefix: 'switchyard:', publicUrl, settings })
  */
-import type { AccountsSettings } from '../accounts/accounts.js';
+import type { AccountsSettings, ResponseStoreSettings } from '../accounts/accounts.js';
+import { sweepEvery, type ResponseStore } from '../accounts/response-store.js';
+import { PostgresResponseStore } from '../accounts/postgres/postgres-response-store.js';
 import { ApiKeys } from '../accounts/api-keys.js';
 import { SiweVerifier } from '../accounts/siwe.js';
 import { openDatabase, type Database } from '../accounts/postgres/database.js';
@@ -31,6 +33,8 @@ export interface ClusterAccounts {
   apiKeys: ApiKeys;
   siwe: SiweVerifier;
   health: HealthContributor;
+  /** Stored responses on PostgreSQL, swept of expired ones by every instance. */
+  responses: ResponseStore;
   /** What every instance shares through Redis; undefined without REDIS_URL (then per instance). */
   shared?: { limiters: ReturnType<typeof redisLimiters>; chatSlots: ChatLeases };
   /** Where the chat loop keeps its rounds for the client's continuation (chat/kept-rounds.ts). */
@@ -46,6 +50,7 @@ export async function openClusterAccounts(options: {
   redisPrefix: string;
   publicUrl: string;
   settings: AccountsSettings;
+  responses: ResponseStoreSettings;
   onSweepError?: (err: unknown) => void;
   onKeptRoundsSweepError?: (err: unknown) => void;
   onTouchError?: (err: unknown) => void;
@@ -68,6 +73,8 @@ export async function openClusterAccounts(options: {
     const ledger = new PostgresLedger(db.sql, { reservationTtlMs: options.settings.reservationTtlMs, onSweepError: options.onSweepError });
     ledger.start();
     undo.push(() => ledger.stop());
+    const responses = new PostgresResponseStore(db.sql, options.responses);
+    undo.push(sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {})));
     const apiKeys = new ApiKeys(new PostgresKeyStore(db.sql), { onTouchError: options.onTouchError });
     const invalidation = await keepKeyCachesHonest(apiKeys, { redis, onError: options.onBroadcastError });
     undo.push(() => invalidation.stop());
@@ -97,6 +104,7 @@ export async function openClusterAccounts(options: {
       apiKeys,
       siwe,
       health: clusterHealth(db, redis),
+      responses,
       shared,
       keptRounds,
       migrated,

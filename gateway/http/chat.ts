@@ -14,7 +14,8 @@ import { ClientCancelled } from '../chat/upstream-errors.js';
 import { SseWriter } from '../chat/sse-writer.js';
 import type { ChatOrchestrator, ChatOutcome, ChatPlan, ChatSink } from '../chat/orchestrator.js';
 import type { ChatCredits } from '../chat/chat-types.js';
-import { ChatAbort } from '../chat/chat-abort.js';
+import type { ChatAbort } from '../chat/chat-abort.js';
+import { answerUnlessClientLeaves } from './client-disconnect.js';
 import { callerWallet } from './wallet.js';
 import { z } from 'zod';
 import { errorObjectSchema, type RouteDoc } from './route-doc.js';
@@ -34,19 +35,12 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
     };
     const id = ids.next();
     const created = Math.floor(Date.now() / 1000);
-    const clientGone = abortOnDisconnect(ctx);
-    try {
-      if (request.stream) await streamAnswer(ctx, orchestrator, plan, request, { id, created, model: model.id }, clientGone.abort);
-      else await jsonAnswer(ctx, orchestrator, plan, { id, created, model: model.id }, clientGone.abort);
-    } catch (err) {
-      if (!(err instanceof ClientCancelled)) throw err;
-      // Nobody is listening: 499 (client closed request) for the request log, nothing sent.
-      ctx.status = 499;
-      ctx.respond = false;
-      if (!ctx.res.destroyed) ctx.res.destroy();
-    } finally {
-      clientGone.dispose();
-    }
+    const identity = { id, created, model: model.id };
+    await answerUnlessClientLeaves(ctx, (abort) =>
+      request.stream
+        ? streamAnswer(ctx, orchestrator, plan, request, identity, abort)
+        : jsonAnswer(ctx, orchestrator, plan, identity, abort),
+    );
   });
 }
 
@@ -97,8 +91,8 @@ async function streamAnswer(
       sse.begin();
     },
     content: (text) => sse.content(text),
-    toolsRunning(tools) {
-      for (const tool of tools) sse.comment(`tool ${tool}`);
+    toolsRunning(calls) {
+      for (const call of calls) sse.comment(`tool ${call.function.name}`);
     },
     // Comments, so OpenAI clients skip them; the playground's tool panel reads them live.
     toolsDone(entries) {
@@ -123,23 +117,10 @@ async function streamAnswer(
   }
 }
 
-function setCreditHeaders(ctx: Context, credits: ChatCredits | undefined): void {
+export function setCreditHeaders(ctx: Context, credits: ChatCredits | undefined): void {
   if (!credits) return;
   ctx.set('x-credits-charged', String(credits.charged));
   ctx.set('x-credits-remaining', String(credits.remaining));
-}
-
-/** The request's abort handle, aborted with ClientCancelled when the client goes away before the response has finished. */
-function abortOnDisconnect(ctx: Context): { abort: ChatAbort; dispose(): void } {
-  const abort = new ChatAbort();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) abort.abort(new ClientCancelled());
-  };
-  ctx.res.once('close', onClose);
-  return {
-    abort,
-    dispose: () => ctx.res.off('close', onClose),
-  };
 }
 
 /** `chatcmpl-<number>`: milliseconds and a per-process sequence, unique within this gateway. */

@@ -233,3 +233,18 @@ test('cluster mode refuses REDIS_URL without DATABASE_URL, and URLs of the wrong
   assert.throws(() => parseConfig(fileJson(), wrongRedis), /cluster\.redisUrl: must be a redis:\/\/ or rediss:\/\/ URL/);
   assert.throws(() => parseConfig(fileJson(), { REDIS_PREFIX: 'has space' }), /cluster\.redisPrefix: letters, digits and : _ \. -/);
 });
+
+test('stored responses: 24 h, 100 per wallet and 16 MiB by default; RESPONSES_* override the file', () => {
+  assert.deepEqual(parseConfig(fileJson(), {}).responses, {
+    ttlMs: 86_400_000,
+    maxPerWallet: 100,
+    maxBytesPerWallet: 16 * 1024 * 1024,
+    sweepIntervalMs: 60_000,
+  });
+  const config = parseConfig(
+    { ...fileJson(), responses: { ttlMs: 1_000, sweepIntervalMs: 5_000 } },
+    { RESPONSES_TTL_MS: '60000', RESPONSES_MAX_PER_WALLET: '7', RESPONSES_MAX_BYTES_PER_WALLET: '4096' },
+  );
+  assert.deepEqual(config.responses, { ttlMs: 60_000, maxPerWallet: 7, maxBytesPerWallet: 4096, sweepIntervalMs: 5_000 });
+  assert.throws(() => parseConfig(fileJson(), { RESPONSES_MAX_PER_WALLET: 'many' }), /RESPONSES_MAX_PER_WALLET must be a whole number/);
+});

@@ -15,6 +15,7 @@ import { openEmbeddedLedger, type EmbeddedLedger } from '../../../gateway/accoun
 import { openAccounts } from '../../../gateway/accounts/accounts.js';
 import { STORE_FILE } from '../../../gateway/accounts/store.js';
 import { hashKey } from '../../../gateway/accounts/api-keys.js';
+import { TEST_RESPONSE_SETTINGS } from './support.js';
 
 const wallet = '0x' + 'ab'.repeat(20);
 
@@ -268,6 +269,7 @@ test('a DATA_DIR written by the Keyv-era ledger opens with its balances, grants 
       dataDir,
       publicUrl: 'http://127.0.0.1:8080',
       settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 },
+      responses: TEST_RESPONSE_SETTINGS,
     });
     try {
       // The crashed process's hold is back with its wallet.
@@ -288,6 +290,7 @@ test('a DATA_DIR written by the Keyv-era ledger opens with its balances, grants 
       dataDir,
       publicUrl: 'http://127.0.0.1:8080',
       settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 },
+      responses: TEST_RESPONSE_SETTINGS,
     });
     try {
       assert.deepEqual(await again.ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });

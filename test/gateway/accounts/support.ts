@@ -96,3 +96,6 @@ export async function mintVerifiedKey(gateway: Pick<TestGateway, 'url'>, account
   if (answer.status !== 200) throw new Error(`mint: ${answer.status} ${JSON.stringify(answer.body)}`);
   return answer.body.key as string;
 }
+
+/** Stored-response settings for tests that open accounts directly (the config defaults). */
+export const TEST_RESPONSE_SETTINGS = { maxPerWallet: 100, maxBytesPerWallet: 16 * 1024 * 1024, sweepIntervalMs: 60_000 };

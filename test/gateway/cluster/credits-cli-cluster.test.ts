@@ -18,7 +18,7 @@ import { PostgresKeyStore } from '../../../gateway/accounts/postgres/postgres-ke
 import { PostgresLedger } from '../../../gateway/accounts/postgres/postgres-ledger.js';
 import { ApiKeys } from '../../../gateway/accounts/api-keys.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
-import { ALICE, BOB } from '../accounts/support.js';
+import { ALICE, BOB, TEST_RESPONSE_SETTINGS } from '../accounts/support.js';
 
 const services = await clusterServices();
 const run = promisify(execFile);
@@ -56,7 +56,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
   test('migrate-to-postgres copies keys and balances once; grant and balance then work on PostgreSQL', async () => {
     // An embedded store as a gateway leaves it: keys of two wallets, spending, one hold still open.
     const settings = { reservationTtlMs: 600_000, nonceTtlMs: 60_000 };
-    const embedded = await openAccounts({ dataDir, publicUrl: 'http://127.0.0.1:8080', settings });
+    const embedded = await openAccounts({ dataDir, publicUrl: 'http://127.0.0.1:8080', settings, responses: TEST_RESPONSE_SETTINGS });
     const aliceKey = (await embedded.apiKeys.create({ address: alice, name: 'laptop', verified: true })).key;
     await embedded.apiKeys.create({ address: alice, name: 'phone', verified: true });
     const bobKey = (await embedded.apiKeys.create({ address: bob, name: 'free', verified: false })).key;

@@ -7,6 +7,7 @@ import * as apiKeys from './0002-api-keys.js';
 import * as ledgerBatches from './0003-ledger-batches.js';
 import * as externalCredits from './0004-external-credits.js';
 import * as keptRounds from './0005-kept-rounds.js';
+import * as responses from './0006-responses.js';
 
 export interface Migration {
   version: number;
@@ -20,4 +21,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 3, ...ledgerBatches },
   { version: 4, ...externalCredits },
   { version: 5, ...keptRounds },
+  { version: 6, ...responses },
 ];

@@ -1,0 +1,276 @@
+/**
+ * The Responses API request body (`POST /v1/responses`), validated with zod and translated into
+ * what the chat loop runs: `input` (a string, or items) becomes upstream messages, `instructions`
+ * a system message, `max_output_tokens` the token cap, and the client's `function` tools (flat in
+ * this format) the chat format's functions, offered next to the gateway's tools under the same
+ * rules as chat (client-tools.ts). Fields it does not know are ignored, as for chat; what the
+ * gateway cannot honour (other tool types, images) is a 400 naming the field.
+ * Wire format: https://platform.openai.com/docs/api-reference/responses/create (and the types
+ * of the official `openai` client, resources/responses/responses.ts).
+ *
+ * @example
+ *   const request = parseResponsesRequest({ model: 'conductor', input: 'Hello' })
+ *   request.input // [{ role: 'user', content: 'Hello' }]
+ */
+import { z } from 'zod';
+import { invalidRequestFrom, InvalidRequest, zodIssue } from '../errors.js';
+import type { UpstreamMessage, UpstreamToolCall } from '../chat/chat-types.js';
+import { clientToolsFrom, functionName, type ClientTools } from '../chat/client-tools.js';
+
+/** Text parts a message may hold: the client's own (`input_text`) and earlier answers echoed back (`output_text`). */
+const textPart = z.object({ type: z.enum(['input_text', 'output_text']), text: z.string() });
+const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() });
+const otherPart = z.looseObject({ type: z.string() });
+
+const messageItem = z.object({
+  type: z.literal('message').optional(),
+  role: z.enum(['user', 'system', 'developer', 'assistant']),
+  content: z.union([z.string(), z.array(z.union([textPart, refusalPart, otherPart]))]),
+});
+
+const functionCallItem = z.object({
+  type: z.literal('function_call'),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+});
+
+const functionCallOutputItem = z.object({
+  type: z.literal('function_call_output'),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(z.union([textPart, otherPart]))]),
+});
+
+/** A gateway tool run of an earlier response, echoed back by a client that keeps its own history. */
+const mcpCallItem = z.object({
+  type: z.literal('mcp_call'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+  output: z.string().nullish(),
+  error: z.string().nullish(),
+});
+
+const otherItem = z.looseObject({ type: z.string() });
+
+const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, mcpCallItem, otherItem]);
+
+const positiveInt = z.number().int().positive();
+
+/** A function tool in this format: flat, not wrapped in `function` as in chat. */
+const functionTool = z.object({
+  type: z.literal('function'),
+  name: functionName,
+  description: z.string().nullish(),
+  parameters: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+});
+
+const toolChoice = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.object({ type: z.literal('function'), name: functionName }),
+  z.looseObject({ type: z.string() }),
+]);
+
+/** The request body as validated (exported for the OpenAPI document). */
+export const responsesRequestSchema = z.object({
+  model: z.string().min(1).optional(),
+  input: z.union([z.string(), z.array(inputItem)]).meta({ description: 'A user message, or input items' }),
+  instructions: z.string().nullish().meta({ description: 'A system message for this response only (not carried by previous_response_id)' }),
+  tools: z
+    .array(z.union([functionTool, z.looseObject({ type: z.string() })]))
+    .nullish()
+    .meta({ description: "Functions of the client's own (type `function`), offered next to the gateway's tools" }),
+  tool_choice: toolChoice.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  max_output_tokens: positiveInt.nullish(),
+  stream: z.boolean().nullish(),
+  store: z.boolean().nullish().meta({ description: 'Keep the response for GET and previous_response_id (default true)' }),
+  previous_response_id: z.string().min(1).nullish(),
+  metadata: z
+    .record(z.string().max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys')
+    .nullish(),
+  user: z.string().nullish(),
+});
+
+/** A function tool as the response object echoes it. */
+export interface EchoedFunctionTool {
+  type: 'function';
+  name: string;
+  description: string | null;
+  parameters: Record<string, unknown> | null;
+  strict: boolean | null;
+}
+
+type InputItem = z.infer<typeof inputItem>;
+
+export interface ResponsesRequest {
+  model?: string;
+  /** This turn's input as upstream messages. */
+  input: UpstreamMessage[];
+  instructions?: string;
+  /** The client's functions and tool_choice, in the chat loop's terms. */
+  clientTools: ClientTools;
+  /** Echoed in the response object, in this format. */
+  tools: EchoedFunctionTool[];
+  toolChoice: 'auto' | 'none' | 'required' | { type: 'function'; name: string };
+  parallelToolCalls: boolean;
+  maxOutputTokens?: number;
+  sampling: { temperature?: number; top_p?: number; user?: string };
+  stream: boolean;
+  store: boolean;
+  previousResponseId?: string;
+  metadata: Record<string, string>;
+}
+
+/** Parse and check a request body; every refusal is a 400 naming the field. */
+export function parseResponsesRequest(body: unknown): ResponsesRequest {
+  const parsed = responsesRequestSchema.safeParse(body);
+  if (!parsed.success) throw invalidRequestFrom(parsed.error, { prefix: 'Invalid request: ' });
+  const r = parsed.data;
+  const { tools, toolChoice, clientTools } = toolsOf(r);
+  if (typeof r.input === 'string' ? r.input === '' : r.input.length === 0) {
+    throw new InvalidRequest('Invalid request: input must not be empty.', 'input');
+  }
+  const sampling: ResponsesRequest['sampling'] = {};
+  if (r.temperature != null) sampling.temperature = r.temperature;
+  if (r.top_p != null) sampling.top_p = r.top_p;
+  if (r.user != null) sampling.user = r.user;
+  return {
+    model: r.model,
+    input: typeof r.input === 'string' ? [{ role: 'user', content: r.input }] : inputMessages(r.input),
+    instructions: r.instructions ?? undefined,
+    clientTools,
+    tools,
+    toolChoice,
+    parallelToolCalls: r.parallel_tool_calls ?? true,
+    maxOutputTokens: r.max_output_tokens ?? undefined,
+    sampling,
+    stream: r.stream === true,
+    store: r.store !== false,
+    previousResponseId: r.previous_response_id ?? undefined,
+    metadata: r.metadata ?? {},
+  };
+}
+
+/** The client's function tools and tool_choice: as echoed in this format, and as the chat loop takes them. */
+function toolsOf(r: z.infer<typeof responsesRequestSchema>): Pick<ResponsesRequest, 'tools' | 'toolChoice' | 'clientTools'> {
+  const tools = (r.tools ?? []).map((tool, i) => {
+    if (tool.type === 'function') return parseItem(functionTool, tool, `tools[${i}]`);
+    throw new InvalidRequest(
+      `Tools of type "${tool.type}" are not supported: the gateway runs its own tools (each run is an mcp_call item); bring functions of your own as type "function".`,
+      `tools[${i}].type`,
+      'unsupported_parameter',
+    );
+  });
+  const choice = r.tool_choice ?? 'auto';
+  if (typeof choice === 'object' && (choice.type !== 'function' || typeof choice.name !== 'string')) {
+    throw new InvalidRequest(
+      `tool_choice of type "${choice.type}" is not supported: use "auto", "none", "required" or a function of your own.`,
+      'tool_choice',
+      'unsupported_parameter',
+    );
+  }
+  const toolChoice = choice as ResponsesRequest['toolChoice'];
+  const clientTools = clientToolsFrom({
+    tools: tools.map(({ name, description, parameters, strict }) => ({
+      type: 'function',
+      function: {
+        name,
+        ...(description != null ? { description } : {}),
+        ...(parameters != null ? { parameters } : {}),
+        ...(strict != null ? { strict } : {}),
+      },
+    })),
+    choice: typeof toolChoice === 'object' ? { type: 'function', function: { name: toolChoice.name } } : toolChoice,
+    parallel: r.parallel_tool_calls ?? undefined,
+  });
+  return {
+    tools: tools.map((t) => ({
+      type: 'function',
+      name: t.name,
+      description: t.description ?? null,
+      parameters: t.parameters ?? null,
+      strict: t.strict ?? null,
+    })),
+    toolChoice,
+    clientTools,
+  };
+}
+
+/**
+ * Input items → upstream messages. Calls that follow each other (function calls, gateway tool
+ * runs) become one assistant turn with several tool calls, as the model made them; a gateway run's
+ * result follows its turn as a tool message, a function's result (`function_call_output`) is a
+ * tool message where the client put it.
+ */
+function inputMessages(items: InputItem[]): UpstreamMessage[] {
+  const messages: UpstreamMessage[] = [];
+  let turn: { calls: UpstreamToolCall[]; results: UpstreamMessage[] } | undefined;
+  const closeTurn = () => {
+    if (!turn) return;
+    messages.push({ role: 'assistant', content: null, tool_calls: turn.calls }, ...turn.results);
+    turn = undefined;
+  };
+  items.forEach((item, i) => {
+    const at = `input[${i}]`;
+    const type = item.type ?? 'message';
+    if (type === 'function_call') {
+      const call = parseItem(functionCallItem, item, at);
+      turn ??= { calls: [], results: [] };
+      turn.calls.push({ id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } });
+      return;
+    }
+    if (type === 'mcp_call') {
+      const call = parseItem(mcpCallItem, item, at);
+      turn ??= { calls: [], results: [] };
+      turn.calls.push({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } });
+      const content = call.error != null ? JSON.stringify({ error: { code: 'tool_error', message: call.error } }) : (call.output ?? 'null');
+      turn.results.push({ role: 'tool', tool_call_id: call.id, content });
+      return;
+    }
+    closeTurn();
+    if (type === 'function_call_output') {
+      const result = parseItem(functionCallOutputItem, item, at);
+      messages.push({ role: 'tool', tool_call_id: result.call_id, content: partsText(result.output, `${at}.output`) });
+      return;
+    }
+    if (type !== 'message' || !('role' in item)) {
+      throw new InvalidRequest(`Input items of type "${type}" are not supported.`, `${at}.type`, 'unsupported_parameter');
+    }
+    const message = parseItem(messageItem, item, at);
+    const content = partsText(message.content, `${at}.content`);
+    messages.push(
+      message.role === 'assistant' ? { role: 'assistant', content } : { role: message.role === 'user' ? 'user' : 'system', content },
+    );
+  });
+  closeTurn();
+  return messages;
+}
+
+/** Text content: a string, or text parts joined; any other part is a 400 naming it. */
+function partsText(content: string | Array<{ type: string; text?: unknown; refusal?: unknown }>, at: string): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((part, j) => {
+      if (typeof part.text === 'string') return part.text;
+      if (typeof part.refusal === 'string') return part.refusal;
+      throw new InvalidRequest(
+        `Content parts of type "${part.type}" are not supported: send text.`,
+        `${at}[${j}].type`,
+        'unsupported_parameter',
+      );
+    })
+    .join('');
+}
+
+/** One item (input item, tool) against its own schema; a failure names the field under `at`. */
+function parseItem<T extends z.ZodType>(schema: T, item: unknown, at: string): z.infer<T> {
+  const parsed = schema.safeParse(item);
+  if (parsed.success) return parsed.data;
+  const { param, message } = zodIssue(parsed.error);
+  throw new InvalidRequest(`Invalid request: ${at}.${message}`, param ? `${at}.${param}` : at);
+}

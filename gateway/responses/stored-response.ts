@@ -1,0 +1,70 @@
+/**
+ * What is kept of a stored response: the response object as `GET /v1/responses/{id}` returns it,
+ * and the whole conversation as the model saw it (earlier turns, this turn's input, each gateway
+ * tool round, the answer) — `previous_response_id` continues from exactly that. The instructions
+ * are not part of it: as in the Responses API, they apply to one response only.
+ *
+ * @example
+ *   await keepResponse(store, { id, wallet, ttlMs, response, conversation })
+ *   const earlier = await loadResponse(store, id, wallet)   // 404 for any other wallet
+ */
+import { z } from 'zod';
+import { InvalidRequest, NotFound } from '../errors.js';
+import type { ResponseStore } from '../accounts/response-store.js';
+import type { UpstreamMessage } from '../chat/chat-types.js';
+
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+const upstreamMessage = z.union([
+  z.object({ role: z.enum(['system', 'user']), content: z.string() }),
+  z.object({ role: z.literal('assistant'), content: z.string().nullable(), tool_calls: z.array(toolCall).optional() }),
+  z.object({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string() }),
+]);
+
+const storedBody = z.object({
+  response: z.record(z.string(), z.unknown()),
+  conversation: z.array(upstreamMessage),
+});
+
+export type StoredBody = z.infer<typeof storedBody>;
+
+/** Store a finished response for `ttlMs`; false when it alone is over the wallet's byte quota. */
+export async function keepResponse(
+  store: ResponseStore,
+  record: { id: string; wallet: string; ttlMs: number; response: Record<string, unknown>; conversation: UpstreamMessage[] },
+): Promise<boolean> {
+  const now = Date.now();
+  const body = JSON.stringify({ response: record.response, conversation: record.conversation });
+  return store.put({ id: record.id, wallet: record.wallet, createdAt: now, expiresAt: now + record.ttlMs, body });
+}
+
+/** The wallet's stored response `id`; 404 when it has none (another wallet's, deleted, expired). */
+export async function loadResponse(store: ResponseStore, id: string, wallet: string, param: string | null = null): Promise<StoredBody> {
+  const body = await store.get(id, wallet, Date.now());
+  if (body === undefined) throw responseNotFound(id, param);
+  return storedBody.parse(JSON.parse(body));
+}
+
+export function responseNotFound(id: string, param: string | null = null): NotFound {
+  return new NotFound(`Response with id '${id}' not found.`, 'response_not_found', param);
+}
+
+/**
+ * A stored response that handed the client function calls continues only with their outputs: each
+ * call still without a result must get a `function_call_output` in the new input (as the Responses
+ * API requires), or the model would see a call with no result.
+ */
+export function assertCallsAnswered(earlier: UpstreamMessage[], input: UpstreamMessage[]): void {
+  const open = new Set<string>();
+  for (const m of earlier) {
+    if (m.role === 'assistant') for (const call of m.tool_calls ?? []) open.add(call.id);
+    if (m.role === 'tool') open.delete(m.tool_call_id);
+  }
+  for (const m of input) if (m.role === 'tool') open.delete(m.tool_call_id);
+  const [missing] = open;
+  if (missing !== undefined) throw new InvalidRequest(`No tool output found for function call ${missing}.`, 'input');
+}
