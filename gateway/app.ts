@@ -24,6 +24,7 @@ import { ledgerCharger, NO_CHARGE } from './accounts/charging.js';
 import { authenticate } from './http/auth.js';
 import { keyRouteDocs, registerKeyRoutes } from './http/keys.js';
 import { creditRouteDocs, registerCreditRoutes } from './http/credits.js';
+import { depositRouteDocs, registerDepositRoutes, type DepositRouteDeps } from './http/deposits.js';
 import { adminRouteDocs, registerAdminRoutes } from './http/admin.js';
 import { chatRouteDocs, registerChatRoutes } from './http/chat.js';
 import { buildOpenApiDocument, openApiRouteDocs, registerOpenApiRoutes } from './http/openapi.js';
@@ -52,6 +53,8 @@ export interface AppDeps {
   shared?: { limiters: LimiterFactory; chatSlots: SharedWalletSlots };
   /** Each model's upstream client and health: POST /v1/chat/completions. */
   upstreams: Upstreams;
+  /** The watched chains (empty when deposits are off) and the deposit records: /credits/deposit-info, /credits/deposits. */
+  deposits: Pick<DepositRouteDeps, 'chains' | 'store'>;
 }
 
 /**
@@ -118,6 +121,7 @@ export function createApp(deps: AppDeps): Koa {
   const keyOfWallet = compose(keyOfWalletSteps);
   registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });
   registerCreditRoutes(router, gated, deps.accounts.ledger);
+  registerDepositRoutes(router, { ...deps.deposits, walletOnly, gated });
   registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger, jsonBody: readJson });
   // The document lists every route group's own entries; a route missing here fails the OpenAPI coverage test.
   const routeDocs = [
@@ -129,6 +133,7 @@ export function createApp(deps: AppDeps): Koa {
     ...mcpRouteDocs,
     ...keyRouteDocs,
     ...creditRouteDocs,
+    ...depositRouteDocs,
     ...adminRouteDocs,
     ...openApiRouteDocs,
     ...playgroundRouteDocs,

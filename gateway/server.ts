@@ -17,6 +17,11 @@ import type { HealthContributor } from './health.js';
 import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-accounts.js';
 import { createUpstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
+import { STORE_FILE } from './accounts/store.js';
+import { join } from 'node:path';
+import type { DepositStore } from './deposits/deposit-store.js';
+import { openSqliteDepositStore } from './deposits/sqlite-deposit-store.js';
+import { createDeposits } from './deposits/deposit-watchers.js';
 
 export interface RunningGateway {
   config: Config;
@@ -65,6 +70,20 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   // Registered first, the store closes last (after the tool host).
   const accounts = await openAccountsFor(config, logger);
   shutdown.onClose(() => accounts.close());
+  // Deposit watchers (a bad deposits section stops the start here) stop before the store they
+  // write to closes: closers run last-registered first.
+  let deposits;
+  try {
+    deposits = createDeposits({ settings: config.deposits, env, store: accounts.deposits, ledger: accounts.ledger, metrics, logger });
+  } catch (err) {
+    await shutdown.close();
+    throw err;
+  }
+  if (deposits) {
+    const running = deposits;
+    shutdown.onClose(() => running.stop());
+    running.start();
+  }
   // Tool servers start before we listen, so /v1/tools is complete from the first request.
   const tools = createToolHost({ servers: config.mcpServers, env, logger, metrics });
   shutdown.onClose(() => tools.close());
@@ -79,9 +98,21 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
-  const health = [accounts.health, tools, upstreams.health, draining];
+  const health = [accounts.health, tools, upstreams.health, ...(deposits ? [deposits.health] : []), draining];
   const { shuttingDown } = shutdown;
-  const app = createApp({ config, logger, metrics, startedAt, health, tools, shuttingDown, accounts, upstreams, shared: accounts.shared });
+  const app = createApp({
+    config,
+    logger,
+    metrics,
+    startedAt,
+    health,
+    tools,
+    shuttingDown,
+    accounts,
+    upstreams,
+    shared: accounts.shared,
+    deposits: { chains: deposits?.chains ?? [], store: accounts.deposits },
+  });
   server.on('request', app.callback());
   server.on('clientError', answerClientError);
   try {
@@ -131,6 +162,7 @@ interface ModeAccounts {
   health: HealthContributor;
   store: AccountsStore | undefined;
   shared: ClusterAccounts['shared'];
+  deposits: DepositStore;
   close(): Promise<void>;
 }
 
@@ -145,7 +177,23 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
   if (!databaseUrl) {
     const { dataDir, accounts: settings } = config;
     const embedded = await openAccounts({ dataDir, publicUrl: config.server.publicUrl, settings, onTouchError });
-    return { ...embedded, health: storeHealth(embedded.store), shared: undefined };
+    let deposits: DepositStore;
+    try {
+      deposits = await openSqliteDepositStore(join(dataDir, STORE_FILE));
+    } catch (err) {
+      await embedded.close();
+      throw err;
+    }
+    return {
+      ...embedded,
+      health: storeHealth(embedded.store),
+      shared: undefined,
+      deposits,
+      close: async () => {
+        await deposits.close();
+        await embedded.close();
+      },
+    };
   }
   if (!redisUrl) {
     logger.warn(

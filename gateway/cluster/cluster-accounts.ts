@@ -16,6 +16,7 @@ import { migrate } from '../accounts/postgres/migrate.js';
 import { PostgresLedger } from '../accounts/postgres/postgres-ledger.js';
 import { PostgresKeyStore } from '../accounts/postgres/postgres-key-store.js';
 import type { HealthContributor } from '../health.js';
+import { PostgresDepositStore } from '../deposits/postgres-deposit-store.js';
 import { openSharedRedis, type SharedRedis } from './shared-redis.js';
 import { RedisNonces } from './redis-nonces.js';
 import { redisLimiters } from './redis-rate-limits.js';
@@ -28,6 +29,8 @@ export interface ClusterAccounts {
   apiKeys: ApiKeys;
   siwe: SiweVerifier;
   health: HealthContributor;
+  /** Deposit records and cursors (every instance's watchers share them). */
+  deposits: PostgresDepositStore;
   /** What every instance shares through Redis; undefined without REDIS_URL (then per instance). */
   shared?: { limiters: ReturnType<typeof redisLimiters>; chatSlots: ChatLeases };
   /** Migrations applied by this start (empty when another instance already had). */
@@ -83,6 +86,7 @@ export async function openClusterAccounts(options: {
       apiKeys,
       siwe,
       health: clusterHealth(db, redis),
+      deposits: new PostgresDepositStore(db.sql),
       shared,
       migrated,
       close() {

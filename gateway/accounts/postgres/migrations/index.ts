@@ -5,6 +5,7 @@
 import * as ledger from './0001-ledger.js';
 import * as apiKeys from './0002-api-keys.js';
 import * as externalCredits from './0003-external-credits.js';
+import * as deposits from './0004-deposits.js';
 
 export interface Migration {
   version: number;
@@ -16,4 +17,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 1, ...ledger },
   { version: 2, ...apiKeys },
   { version: 3, ...externalCredits },
+  { version: 4, ...deposits },
 ];
