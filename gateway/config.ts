@@ -191,7 +191,7 @@ export const configSchema = z
     deposits: z
       .object({
         pollIntervalMs: z.number().int().positive().default(5_000),
-        /** /health says `degraded` when a chain's watcher has not completed a pass for this long. */
+        /** /health says `degraded` when a chain's watcher has made no progress (a page scanned, a pass completed) for this long. */
         stallAfterMs: z.number().int().positive().default(600_000),
         /** Blocks per eth_getLogs call at first; halved when a provider refuses the range. */
         maxBlockRange: z.number().int().positive().default(1_000),

@@ -18,7 +18,7 @@ export interface Metrics {
   depositCredits: Counter<'chain'>;
   depositsReorged: Counter<'chain'>;
   depositWatcherBlocksBehind: Gauge<'chain'>;
-  depositWatcherLastPass: Gauge<'chain'>;
+  depositWatcherLastProgress: Gauge<'chain'>;
 }
 
 export function createMetrics(): Metrics {
@@ -102,9 +102,9 @@ export function createMetrics(): Metrics {
       labelNames: ['chain'],
       registers: [registry],
     }),
-    depositWatcherLastPass: new Gauge({
-      name: 'switchyard_deposit_watcher_last_pass_timestamp_seconds',
-      help: 'When the deposit watcher last completed a pass (unix seconds; time() minus this is its lag)',
+    depositWatcherLastProgress: new Gauge({
+      name: 'switchyard_deposit_watcher_last_progress_timestamp_seconds',
+      help: 'When the deposit watcher last scanned a page or completed a pass (unix seconds; time() minus this is how long it has been stuck)',
       labelNames: ['chain'],
       registers: [registry],
     }),

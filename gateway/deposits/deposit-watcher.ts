@@ -15,7 +15,7 @@
  *    unless the log is seen again.
  *
  * A failed pass is retried with exponential backoff (the transport already moved on to the chain's
- * next URL); `status` says how far it got, for /health and /metrics.
+ * next URL); `status` says how far it got, page by page, for /health and /metrics.
  *
  * @example
  *   const watcher = new DepositWatcher({ chain, reader, store, ledger, pollIntervalMs: 5_000, maxBlockRange: 1_000 })
@@ -51,19 +51,20 @@ export interface WatcherEvents {
   seen(chain: string, count: number): void;
   credited(chain: string, credits: number): void;
   reorged(chain: string): void;
-  passed(chain: string, status: WatcherStatus): void;
+  /** After each page scanned and each completed pass. */
+  progressed(chain: string, status: WatcherStatus): void;
   failed(chain: string, err: unknown, retryInMs: number): void;
 }
 
 export interface WatcherStatus {
   /** The latest head read; undefined before the first read. */
   head?: number;
-  /** Every block up to here has been scanned (as of the last pass). */
+  /** Every block up to here has been scanned (in this pass, or the last). */
   scannedTo?: number;
   /** Deposits up to here have their confirmations. */
   settledTo?: number;
-  /** Unix ms of the last completed pass (the watcher's start before the first). */
-  lastPassAt: number;
+  /** Unix ms of the last progress: a page scanned or a pass completed (the watcher's start before any). */
+  lastProgressAt: number;
 }
 
 export interface DepositWatcherOptions {
@@ -95,7 +96,7 @@ export class DepositWatcher {
     this.now = options.now ?? Date.now;
     this.range = options.maxBlockRange;
     this.tokens = new Map(options.chain.tokens.map((token) => [token.address, token]));
-    this.status = { lastPassAt: this.now() };
+    this.status = { lastProgressAt: this.now() };
   }
 
   get chain(): WatchedChain {
@@ -131,11 +132,9 @@ export class DepositWatcher {
       await store.saveCursor(chain.chainId, from);
     }
     await this.scan(from, head, settled);
-    this.status.scannedTo = head;
     this.status.settledTo = settled;
     await this.credit(settled);
-    this.status.lastPassAt = this.now();
-    this.options.events?.passed?.(chain.key, this.status);
+    this.progressed();
   }
 
   private async scan(from: number, head: number, settled: number): Promise<void> {
@@ -155,6 +154,9 @@ export class DepositWatcher {
       if (added > 0) this.options.events?.seen?.(chain.key, added);
       const settledEnd = Math.min(end, settled);
       if (settledEnd >= start) await store.saveCursor(chain.chainId, settledEnd + 1);
+      // A long catch-up is progress too: /health counts it, and the lag shrinks page by page.
+      this.status.scannedTo = Math.max(this.status.scannedTo ?? end, end);
+      this.progressed();
       start = end + 1;
     }
   }
@@ -177,6 +179,11 @@ export class DepositWatcher {
       await store.markCredited(deposit, result.credits, this.now());
       if (result.status === 'credited') this.options.events?.credited?.(chain.key, result.credits);
     }
+  }
+
+  private progressed(): void {
+    this.status.lastProgressAt = this.now();
+    this.options.events?.progressed?.(this.options.chain.key, this.status);
   }
 
   private creditOf(deposit: DepositRecord, token: AcceptedToken) {

@@ -97,9 +97,9 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
             metrics.depositCredits.inc({ chain }, credits);
           },
           reorged: (chain) => metrics.depositsReorged.inc({ chain }),
-          passed(chain, status) {
+          progressed(chain, status) {
             metrics.depositWatcherBlocksBehind.set({ chain }, Math.max(0, (status.head ?? 0) - (status.scannedTo ?? 0)));
-            metrics.depositWatcherLastPass.set({ chain }, Math.floor(status.lastPassAt / 1000));
+            metrics.depositWatcherLastProgress.set({ chain }, Math.floor(status.lastProgressAt / 1000));
           },
           // viem's short message names the failure without the request URL (which may hold a provider key).
           failed: (chain, err, retryInMs) =>
@@ -125,11 +125,11 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
   };
 }
 
-/** `deposits: [{chain, head, scanned_to, blocks_behind, seconds_since_pass, status}]`; degraded when one stalled. */
+/** `deposits: [{chain, head, scanned_to, blocks_behind, seconds_since_progress, status}]`; degraded when one stalled. */
 function watcherHealth(watchers: DepositWatcher[], stallAfterMs: number, now: number): HealthReport {
   let degraded = false;
   const deposits = watchers.map(({ chain, status }) => {
-    const stalled = now - status.lastPassAt > stallAfterMs;
+    const stalled = now - status.lastProgressAt > stallAfterMs;
     degraded ||= stalled;
     return {
       chain: chain.key,
@@ -137,7 +137,7 @@ function watcherHealth(watchers: DepositWatcher[], stallAfterMs: number, now: nu
       head: status.head ?? null,
       scanned_to: status.scannedTo ?? null,
       blocks_behind: status.head !== undefined && status.scannedTo !== undefined ? Math.max(0, status.head - status.scannedTo) : null,
-      seconds_since_pass: Math.floor((now - status.lastPassAt) / 1000),
+      seconds_since_progress: Math.floor((now - status.lastProgressAt) / 1000),
       status: stalled ? 'stalled' : status.scannedTo === undefined ? 'starting' : 'ok',
     };
   });

@@ -132,7 +132,7 @@ test('a gateway whose deposits name a chain not in the chain list does not start
   );
 });
 
-test('/health: a chain whose watcher has not completed a pass for stallAfterMs is stalled and degrades the gateway', async () => {
+test('/health: a chain whose watcher has made no progress for stallAfterMs is stalled and degrades the gateway', async () => {
   let clock = 1_800_000_000_000;
   const config = parseConfig(
     fileJson({ stallAfterMs: 60_000, pollIntervalMs: 60_000, chains: { base: { treasury: TREASURY, tokens: [usdc] } } }),
@@ -158,7 +158,7 @@ test('/health: a chain whose watcher has not completed a pass for stallAfterMs i
   const fresh = await deposits.health.health();
   assert.equal(fresh.degraded, false);
   assert.deepEqual(fresh.fields.deposits, [
-    { chain: 'base', chain_id: 8453, head: null, scanned_to: null, blocks_behind: null, seconds_since_pass: 0, status: 'starting' },
+    { chain: 'base', chain_id: 8453, head: null, scanned_to: null, blocks_behind: null, seconds_since_progress: 0, status: 'starting' },
   ]);
   clock += 60_001;
   const stalled = await deposits.health.health();

@@ -179,7 +179,7 @@ test('a deposit through the built gateway: info, pending, kill -9, restart, cred
   assert.match(metrics, /^switchyard_deposits_seen_total\{chain="local"\} 2$/m, 'the first deposit was seen by the killed process');
   assert.match(metrics, /^switchyard_deposit_credits_total\{chain="local"\} 155$/m);
   assert.match(metrics, /^switchyard_deposit_watcher_blocks_behind\{chain="local"\} \d+$/m);
-  assert.match(metrics, /^switchyard_deposit_watcher_last_pass_timestamp_seconds\{chain="local"\} \d+$/m);
+  assert.match(metrics, /^switchyard_deposit_watcher_last_progress_timestamp_seconds\{chain="local"\} \d+$/m);
 
   const readOnly = new Set(['eth_chainId', 'eth_blockNumber', 'eth_getBlockByNumber', 'eth_getLogs']);
   assert.deepEqual(
