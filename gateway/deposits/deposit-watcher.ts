@@ -22,6 +22,7 @@
  *   watcher.start()
  *   await watcher.stop()
  */
+import { GatewayError } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
 import { isRangeTooLarge, type ChainReader } from './chain-reader.js';
 import { depositId, type DepositRecord, type DepositStore } from './deposit-store.js';
@@ -51,6 +52,8 @@ export interface WatcherEvents {
   seen(chain: string, count: number): void;
   credited(chain: string, credits: number): void;
   reorged(chain: string): void;
+  /** The ledger refused one deposit for good (a conflicting record, a total past 2^53 − 1): it stays pending. */
+  refused(chain: string, deposit: DepositRecord, err: GatewayError): void;
   /** After each page scanned and each completed pass. */
   progressed(chain: string, status: WatcherStatus): void;
   failed(chain: string, err: unknown, retryInMs: number): void;
@@ -175,7 +178,15 @@ export class DepositWatcher {
       // Scanned only for accepted tokens; one dropped from the config since stays pending.
       const token = this.tokens.get(deposit.token);
       if (!token) continue;
-      const result = await ledger.creditExternal(this.creditOf(deposit, token));
+      let result;
+      try {
+        result = await ledger.creditExternal(this.creditOf(deposit, token));
+      } catch (err) {
+        // A refusal about this deposit must not hold up the others; a store that is down fails the pass.
+        if (!(err instanceof GatewayError) || err.status >= 500) throw err;
+        this.options.events?.refused?.(chain.key, deposit, err);
+        continue;
+      }
       await store.markCredited(deposit, result.credits, this.now());
       if (result.status === 'credited') this.options.events?.credited?.(chain.key, result.credits);
     }

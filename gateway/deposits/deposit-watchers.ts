@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { readChainList, type ChainConfig } from '../../chains/chain-list.js';
 import { createChainReader, type ChainReader } from './chain-reader.js';
-import type { DepositStore } from './deposit-store.js';
+import { depositId, type DepositStore } from './deposit-store.js';
 import { DepositWatcher, type WatchedChain, type WatcherStatus } from './deposit-watcher.js';
 
 export interface ChainWatch {
@@ -97,6 +97,11 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
             metrics.depositCredits.inc({ chain }, credits);
           },
           reorged: (chain) => metrics.depositsReorged.inc({ chain }),
+          refused: (chain, deposit, err) =>
+            logger.error(
+              { chain, deposit: depositId(deposit), code: err.code, error: err.message },
+              'deposit not credited: the ledger refused it',
+            ),
           progressed(chain, status) {
             metrics.depositWatcherBlocksBehind.set({ chain }, Math.max(0, (status.head ?? 0) - (status.scannedTo ?? 0)));
             metrics.depositWatcherLastProgress.set({ chain }, Math.floor(status.lastProgressAt / 1000));

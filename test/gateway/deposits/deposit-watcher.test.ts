@@ -277,6 +277,43 @@ describe('deposit watcher on a Hardhat node', () => {
     assert.deepEqual(await ledger.balance(depositor), { address: depositor, credits: 420, total_deposited: 420, total_spent: 0 });
   });
 
+  test('a dead first RPC URL: the watcher reads through the next one', async () => {
+    const depositor = chain.depositors[1].toLowerCase();
+    const w = new DepositWatcher({
+      chain: watched,
+      reader: createChainReader({ chainId: 31337, rpcUrls: ['http://127.0.0.1:9', proxy.url], timeoutMs: 2_000 }),
+      store,
+      ledger,
+      pollIntervalMs: 20,
+      maxBlockRange: 1_000,
+    });
+    await chain.transfer({ from: 2, amount: 60_000n });
+    await chain.mine(CONFIRMATIONS);
+    await w.pass();
+    assert.equal((await depositsOf(depositor))[0].status, 'credited');
+    assert.equal((await ledger.balance(depositor)).credits, 6);
+  });
+
+  test('a deposit the ledger refuses stays pending and does not hold up the others', async () => {
+    const [first, second] = chain.depositors.map((d) => d.toLowerCase());
+    const refused = await chain.transfer({ from: 1, amount: 10_000n });
+    await chain.transfer({ from: 2, amount: 20_000n });
+    // The ledger already holds this deposit's id with other terms (a corrupted or foreign record).
+    await ledger.creditExternal({
+      wallet: first,
+      source: 'deposit',
+      externalId: `31337:${refused.hash}:0`,
+      units: 1n,
+      unitsPerCredit: 1n,
+      remainderKey: 'elsewhere',
+    });
+    await chain.mine(CONFIRMATIONS);
+    await watcher().pass();
+    assert.equal((await depositsOf(first))[0].status, 'pending');
+    assert.equal((await depositsOf(second))[0].status, 'credited');
+    assert.equal((await ledger.balance(second)).credits, 2);
+  });
+
   test('the watcher never sends a transaction: the proxy saw only read methods', () => {
     assert.ok(proxy.methods.length > 50, `${proxy.methods.length} calls seen`);
     const others = [...new Set(proxy.methods)].filter((method) => !READ_METHODS.has(method));
