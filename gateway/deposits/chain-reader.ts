@@ -13,6 +13,9 @@ import { createRpcTransport } from '../../chains/rpc-transport.js';
 import type { SeenDeposit } from './deposit-store.js';
 
 // ERC-20 (EIP-20): `event Transfer(address indexed _from, address indexed _to, uint256 _value)`.
+// Reads per the Ethereum JSON-RPC spec (ethereum/execution-apis): eth_getLogs with an address list
+// and topics [Transfer, null, treasury]; eth_getBlockByNumber with a number or the `safe` /
+// `finalized` tags (post-merge clients; L2 nodes map them to their L1-derived safe/final heads).
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 export interface ChainReader {

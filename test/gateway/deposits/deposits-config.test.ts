@@ -111,7 +111,7 @@ test('bad deposit settings are a ConfigError naming the field', () => {
   );
 });
 
-test('a gateway without a treasury: deposit-info says disabled, /credits/deposits is empty, /health has no deposits part', async () => {
+test('a gateway without a treasury: deposit-info says disabled, /credits/deposits is empty, /health has no deposits part; both in /openapi.json', async () => {
   const gateway = await startTestGateway();
   try {
     const headers = { 'x-wallet-address': '0x52908400098527886e0f7030069857d2e4169ee7' };
@@ -120,6 +120,19 @@ test('a gateway without a treasury: deposit-info says disabled, /credits/deposit
     assert.deepEqual(list, { object: 'list', data: [], has_more: false, next_cursor: null });
     const health = (await (await fetch(`${gateway.url}/health`)).json()) as Record<string, unknown>;
     assert.equal(health.deposits, undefined);
+    // /openapi.json documents both routes, the page's query parameters included.
+    const doc = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get: { parameters: Array<{ name: string; in: string; required: boolean }> } }>;
+    };
+    assert.ok(doc.paths['/credits/deposit-info']);
+    const query = doc.paths['/credits/deposits'].get.parameters.filter((p) => p.in === 'query');
+    assert.deepEqual(
+      query.map((p) => [p.name, p.required]),
+      [
+        ['limit', false],
+        ['cursor', false],
+      ],
+    );
   } finally {
     await gateway.stop();
   }
