@@ -120,6 +120,18 @@ describe('deposit watcher on a Hardhat node', () => {
     assert.equal((await ledger.balance(depositor)).total_deposited, 250, 'later passes add nothing');
   });
 
+  test('a tag rule (finalized) credits once the node tags the block finalized', async () => {
+    // Hardhat has no consensus layer: it tags its latest block `finalized` (and `safe`).
+    const depositor = chain.depositors[1].toLowerCase();
+    watched = { ...watched, confirmations: 'finalized' };
+    const calls = proxy.methods.length;
+    await chain.transfer({ from: 2, amount: 70_000n });
+    await watcher().pass();
+    assert.equal((await depositsOf(depositor))[0].status, 'credited');
+    assert.equal((await ledger.balance(depositor)).credits, 7);
+    assert.ok(proxy.methods.slice(calls).includes('eth_getBlockByNumber'));
+  });
+
   test('a transfer to another address and a token not configured are ignored', async () => {
     const depositor = chain.depositors[0].toLowerCase();
     const w = watcher();
