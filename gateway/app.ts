@@ -24,6 +24,7 @@ import { ledgerCharger, NO_CHARGE } from './accounts/charging.js';
 import { authenticate } from './http/auth.js';
 import { keyRouteDocs, registerKeyRoutes } from './http/keys.js';
 import { creditRouteDocs, registerCreditRoutes } from './http/credits.js';
+import { depositRouteDocs, registerDepositRoutes, type DepositRouteDeps } from './http/deposits.js';
 import { adminRouteDocs, registerAdminRoutes } from './http/admin.js';
 import { chatRouteDocs, registerChatRoutes } from './http/chat.js';
 import { registerResponseRoutes, responseRouteDocs } from './http/responses.js';
@@ -61,6 +62,8 @@ export interface AppDeps {
    * PostgreSQL in cluster mode); default: this process's memory, bounded by `chat.keptRoundsMaxEntries`.
    */
   keptRounds?: KeptRoundsStore;
+  /** The watched chains (empty when deposits are off) and the deposit records: /credits/deposit-info, /credits/deposits. */
+  deposits: Pick<DepositRouteDeps, 'chains' | 'store'>;
 }
 
 /**
@@ -138,6 +141,7 @@ export function createApp(deps: AppDeps): Koa {
   const keyOfWallet = compose(keyOfWalletSteps);
   registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });
   registerCreditRoutes(router, gated, deps.accounts.ledger);
+  registerDepositRoutes(router, { ...deps.deposits, walletOnly, gated });
   registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger, jsonBody: readJson });
   // The document lists every route group's own entries; a route missing here fails the OpenAPI coverage test.
   const routeDocs = [
@@ -150,6 +154,7 @@ export function createApp(deps: AppDeps): Koa {
     ...mcpRouteDocs,
     ...keyRouteDocs,
     ...creditRouteDocs,
+    ...depositRouteDocs,
     ...adminRouteDocs,
     ...openApiRouteDocs,
     ...playgroundRouteDocs,

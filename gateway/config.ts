@@ -63,6 +63,33 @@ const httpServerSchema = z.object({
 
 export const mcpServerSchema = z.union([stdioServerSchema.strict(), httpServerSchema.strict()]);
 
+const depositTokenSchema = z
+  .object({
+    symbol: z.string().min(1).max(16),
+    address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an address (0x + 40 hex digits)'),
+    decimals: z.number().int().min(0).max(36),
+    /** Atomic units per credit (1000 with 6 decimals: 0.001 USDC a credit); a string for values past 2^53. */
+    unitsPerCredit: z
+      .union([z.number().int().positive(), z.string().regex(/^[1-9][0-9]*$/, 'a positive whole number')])
+      .transform((value) => BigInt(value)),
+  })
+  .strict();
+
+const depositChainSchema = z
+  .object({
+    /** Where deposits are sent; without it the chain is not watched. */
+    treasury: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, 'an address (0x + 40 hex digits)')
+      .optional(),
+    /** A block tag the node finalizes (`finalized`, or `safe` where the operator accepts it), or a block count. */
+    confirmations: z.union([z.enum(['finalized', 'safe']), z.number().int().positive()]).default('finalized'),
+    /** The first block to scan; default the head when the watcher first runs. */
+    startBlock: z.number().int().nonnegative().optional(),
+    tokens: z.array(depositTokenSchema).default([]),
+  })
+  .strict();
+
 const booleanString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 export const configSchema = z
@@ -182,6 +209,20 @@ export const configSchema = z
       })
       .prefault({}),
     mcpServers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema).default({}),
+    /** Stablecoin deposits to a treasury, credited after confirmations (gateway/deposits/). Off until a chain has a treasury. */
+    deposits: z
+      .object({
+        pollIntervalMs: z.number().int().positive().default(5_000),
+        /** /health says `degraded` when a chain's watcher has made no progress (a page scanned, a pass completed) for this long. */
+        stallAfterMs: z.number().int().positive().default(600_000),
+        /** Blocks per eth_getLogs call at first; halved when a provider refuses the range. */
+        maxBlockRange: z.number().int().positive().default(1_000),
+        rpcTimeoutMs: z.number().int().positive().default(10_000),
+        /** By the chain's key in config/chains.json (`base`, `ethereum`, …). */
+        chains: z.record(z.string().regex(/^[a-z0-9-]+$/), depositChainSchema).default({}),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -190,6 +231,8 @@ export type Config = z.infer<typeof configSchema> & {
 };
 export type ModelConfig = z.infer<typeof modelSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+export type DepositsConfig = z.infer<typeof configSchema>['deposits'];
+export type DepositChainConfig = z.infer<typeof depositChainSchema>;
 
 /** Environment variables that override the file, and where each lands. */
 const ENV_OVERRIDES: Array<[string, (raw: Record<string, unknown>, value: string) => void]> = [
@@ -244,6 +287,22 @@ function splitList(value: string): string[] {
     .filter(Boolean);
 }
 
+/**
+ * `DEPOSIT_TREASURY_<CHAIN>` and `DEPOSIT_CONFIRMATIONS_<CHAIN>` (the chain's key upper-cased,
+ * `-` as `_`): set or replace the file's value, creating the chain's entry when the file has none.
+ */
+function applyDepositEnv(raw: Record<string, unknown>, env: Env): void {
+  for (const [name, value] of Object.entries(env)) {
+    const match = /^DEPOSIT_(TREASURY|CONFIRMATIONS)_([A-Z0-9_]+)$/.exec(name);
+    const text = nonEmpty(value);
+    if (!match || text === undefined) continue;
+    const chains = section(section(raw, 'deposits'), 'chains');
+    const chain = section(chains, match[2].toLowerCase().replace(/_/g, '-'));
+    if (match[1] === 'TREASURY') chain.treasury = text;
+    else chain.confirmations = /^[0-9]+$/.test(text) ? numberFrom(name, text) : text;
+  }
+}
+
 /** Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. */
 function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
   if (!Array.isArray(raw.models)) return;
@@ -284,6 +343,7 @@ export function parseConfig(json: unknown, env: Env): Config {
     if (value !== undefined) apply(raw, value);
   }
   applyUpstreamEnv(raw, env);
+  applyDepositEnv(raw, env);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map(describeIssue).join('\n'));
   const config = parsed.data;
@@ -296,6 +356,11 @@ export function parseConfig(json: unknown, env: Env): Config {
     }
   }
   checkReservationOutlivesWork(config);
+  for (const [key, chain] of Object.entries(config.deposits.chains)) {
+    if (chain.treasury && chain.tokens.length === 0) {
+      throw new ConfigError(`config: deposits.chains.${key}: a treasury needs at least one token (address, decimals, unitsPerCredit)`);
+    }
+  }
   if (config.cluster.redisUrl && !config.cluster.databaseUrl) {
     throw new ConfigError(
       'config: REDIS_URL (cluster.redisUrl) needs DATABASE_URL (cluster.databaseUrl): cluster mode keeps keys and credits in PostgreSQL',

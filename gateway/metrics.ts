@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Every Prometheus metric the gateway exposes, on its own registry (no global state, so tests
@@ -13,6 +13,12 @@ export interface Metrics {
   chatRounds: Histogram<'model'>;
   chatTokens: Counter<'model' | 'kind'>;
   chatCredits: Counter<'model'>;
+  depositsSeen: Counter<'chain'>;
+  depositsCredited: Counter<'chain'>;
+  depositCredits: Counter<'chain'>;
+  depositsReorged: Counter<'chain'>;
+  depositWatcherBlocksBehind: Gauge<'chain'>;
+  depositWatcherLastProgress: Gauge<'chain'>;
 }
 
 export function createMetrics(): Metrics {
@@ -64,6 +70,42 @@ export function createMetrics(): Metrics {
       name: 'switchyard_chat_credits_charged_total',
       help: 'Credits charged for chat requests',
       labelNames: ['model'],
+      registers: [registry],
+    }),
+    depositsSeen: new Counter({
+      name: 'switchyard_deposits_seen_total',
+      help: 'Deposit transfers to the treasury first seen on chain, by chain',
+      labelNames: ['chain'],
+      registers: [registry],
+    }),
+    depositsCredited: new Counter({
+      name: 'switchyard_deposits_credited_total',
+      help: 'Deposits credited after their confirmations, by chain',
+      labelNames: ['chain'],
+      registers: [registry],
+    }),
+    depositCredits: new Counter({
+      name: 'switchyard_deposit_credits_total',
+      help: 'Credits added by deposits, by chain',
+      labelNames: ['chain'],
+      registers: [registry],
+    }),
+    depositsReorged: new Counter({
+      name: 'switchyard_deposits_reorged_total',
+      help: 'Pending deposits whose block a reorg replaced, by chain',
+      labelNames: ['chain'],
+      registers: [registry],
+    }),
+    depositWatcherBlocksBehind: new Gauge({
+      name: 'switchyard_deposit_watcher_blocks_behind',
+      help: 'Blocks between the chain head and what the deposit watcher has scanned, as of its last read',
+      labelNames: ['chain'],
+      registers: [registry],
+    }),
+    depositWatcherLastProgress: new Gauge({
+      name: 'switchyard_deposit_watcher_last_progress_timestamp_seconds',
+      help: 'When the deposit watcher last scanned a page or completed a pass (unix seconds; time() minus this is how long it has been stuck)',
+      labelNames: ['chain'],
       registers: [registry],
     }),
   };

@@ -19,6 +19,11 @@ import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-acc
 import { createUpstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
 import type { KeptRoundsStore } from './chat/kept-rounds.js';
+import { STORE_FILE } from './accounts/store.js';
+import { join } from 'node:path';
+import type { DepositStore } from './deposits/deposit-store.js';
+import { openSqliteDepositStore } from './deposits/sqlite-deposit-store.js';
+import { createDeposits } from './deposits/deposit-watchers.js';
 
 export interface RunningGateway {
   config: Config;
@@ -67,6 +72,20 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   // Registered first, the store closes last (after the tool host).
   const accounts = await openAccountsFor(config, logger);
   shutdown.onClose(() => accounts.close());
+  // Deposit watchers (a bad deposits section stops the start here) stop before the store they
+  // write to closes: closers run last-registered first.
+  let deposits;
+  try {
+    deposits = createDeposits({ settings: config.deposits, env, store: accounts.deposits, ledger: accounts.ledger, metrics, logger });
+  } catch (err) {
+    await shutdown.close();
+    throw err;
+  }
+  if (deposits) {
+    const running = deposits;
+    shutdown.onClose(() => running.stop());
+    running.start();
+  }
   // Tool servers start before we listen, so /v1/tools is complete from the first request.
   const tools = createToolHost({ servers: config.mcpServers, env, logger, metrics });
   shutdown.onClose(() => tools.close());
@@ -81,7 +100,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
-  const health = [accounts.health, tools, upstreams.health, draining];
+  const health = [accounts.health, tools, upstreams.health, ...(deposits ? [deposits.health] : []), draining];
   const { shuttingDown } = shutdown;
   const app = createApp({
     config,
@@ -95,6 +114,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     upstreams,
     shared: accounts.shared,
     keptRounds: accounts.keptRounds,
+    deposits: { chains: deposits?.chains ?? [], store: accounts.deposits },
   });
   server.on('request', app.callback());
   server.on('clientError', answerClientError);
@@ -148,6 +168,7 @@ interface ModeAccounts {
   shared: ClusterAccounts['shared'];
   /** Kept chat rounds in Redis or PostgreSQL; undefined in embedded mode (createApp keeps them in memory). */
   keptRounds: KeptRoundsStore | undefined;
+  deposits: DepositStore;
   close(): Promise<void>;
 }
 
@@ -169,7 +190,24 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
       onTouchError,
       onSweepError,
     });
-    return { ...embedded, health: storeHealth(embedded.store), shared: undefined, keptRounds: undefined };
+    let deposits: DepositStore;
+    try {
+      deposits = await openSqliteDepositStore(join(dataDir, STORE_FILE));
+    } catch (err) {
+      await embedded.close();
+      throw err;
+    }
+    return {
+      ...embedded,
+      health: storeHealth(embedded.store),
+      shared: undefined,
+      keptRounds: undefined,
+      deposits,
+      close: async () => {
+        await deposits.close();
+        await embedded.close();
+      },
+    };
   }
   if (!redisUrl) {
     logger.warn(

@@ -409,24 +409,13 @@ export class EmbeddedLedger implements Ledger {
       ];
       // One statement is a transaction of its own: the common case (charges only) is one round trip.
       if (statements.length === 1) await this.db.run(statements[0].sql, statements[0].params);
-      else await this.inTransaction(statements);
+      else await this.db.transaction(statements);
     } catch (err) {
       for (const state of wallets) this.drop(state);
       for (const [key] of grants) this.grants.delete(key);
       throw err;
     }
     this.evict();
-  }
-
-  private async inTransaction(statements: Array<{ sql: string; params: unknown[] }>): Promise<void> {
-    await this.db.exec('BEGIN IMMEDIATE');
-    try {
-      for (const { sql, params } of statements) await this.db.run(sql, params);
-      await this.db.exec('COMMIT');
-    } catch (err) {
-      await this.db.exec('ROLLBACK').catch(() => {});
-      throw err;
-    }
   }
 
   /** Forget a copy whose changes did not reach SQLite: the next step reads what SQLite has. */

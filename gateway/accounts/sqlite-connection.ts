@@ -17,6 +17,13 @@ export interface SqliteConnection {
   all<Row>(sql: string, params?: unknown[]): Promise<Row[]>;
   /** Statements without parameters, separated by `;`. */
   exec(sql: string): Promise<void>;
+  /**
+   * Run statements as one transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on error) in one
+   * synchronous call: no other code of this process runs while it holds the write lock, so another
+   * connection of this process (the deposit store's) can never busy-wait on it, which with a
+   * synchronous driver would stall the event loop.
+   */
+  transaction(statements: Array<{ sql: string; params: unknown[] }>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,6 +53,11 @@ export async function openSqlite(file: string): Promise<SqliteConnection> {
     all: async <Row>(sql: string, params: unknown[] = []) => prepared(sql).all(...params) as Row[],
     exec: async (sql) => {
       db.exec(sql);
+    },
+    transaction: async (statements) => {
+      db.transaction(() => {
+        for (const { sql, params } of statements) prepared(sql).run(...params);
+      }).immediate();
     },
     close: async () => {
       db.close();

@@ -12,11 +12,13 @@
  * back to the wallet (credits + held), so total_deposited = credits + total_spent on arrival.
  * Grant idempotency records are not copied (a retried grant from before the move is a new grant).
  * The permanent records of outside payments (deposits, x402) and the remainders below one credit
- * are copied, so a payment credited before the move still counts once after it.
+ * are copied, so a payment credited before the move still counts once after it; so are the deposit
+ * records and scan cursors, so a deposit seen but not yet credited is credited after the move.
  *
  * @example
  *   DATA_DIR=./data DATABASE_URL=postgres://… npm run credits -- migrate-to-postgres
- *   // {"keys":{"copied":3,"skipped":0},"wallets":{"copied":2,"skipped":0},"credits":147,"externalCredits":{"copied":1,"skipped":0}}
+ *   // {"keys":{"copied":3,"skipped":0},"wallets":{"copied":2,"skipped":0},"credits":147,
+ *   //  "externalCredits":{"copied":1,"skipped":0},"deposits":{"copied":1,"skipped":0}}
  */
 import type { Config } from '../config.js';
 import { join } from 'node:path';
@@ -25,6 +27,7 @@ import { STORE_FILE } from '../accounts/store.js';
 import { openSqlite } from '../accounts/sqlite-connection.js';
 import { KeyvKeyStore } from '../accounts/keyv-key-store.js';
 import type { ApiKeyRecord, Balance } from '../accounts/types.js';
+import type { DepositRow } from '../deposits/deposit-store.js';
 import { openDatabase } from '../accounts/postgres/database.js';
 import { migrate } from '../accounts/postgres/migrate.js';
 
@@ -35,6 +38,8 @@ export interface MigrationReport {
   credits: number;
   /** Outside payments' permanent records (remainders travel with them). */
   externalCredits: { copied: number; skipped: number };
+  /** Deposit records (scan cursors travel with them). */
+  deposits: { copied: number; skipped: number };
 }
 
 interface ExternalCreditRow {
@@ -62,6 +67,13 @@ async function ledgerRows(dataDir: string) {
       addresses: (await db.all<{ address: string }>('SELECT address FROM ledger_wallets ORDER BY address')).map((row) => row.address),
       externalCredits: await db.all<ExternalCreditRow>('SELECT * FROM ledger_external_credits'),
       remainders: await db.all<{ wallet: string; remainder_key: string; units: string }>('SELECT * FROM ledger_remainders'),
+      // A store no gateway with deposits has opened has no deposit tables.
+      ...((await db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'deposits'")).length > 0
+        ? {
+            deposits: await db.all<DepositRow>('SELECT * FROM deposits ORDER BY seq'),
+            cursors: await db.all<{ chain_id: number; next_block: number }>('SELECT * FROM deposit_cursors'),
+          }
+        : { deposits: [], cursors: [] }),
     };
   } finally {
     await db.close();
@@ -96,6 +108,7 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           wallets: { copied: 0, skipped: 0 },
           credits: 0,
           externalCredits: { copied: 0, skipped: 0 },
+          deposits: { copied: 0, skipped: 0 },
         };
         for (const { hash, record } of keys) {
           const inserted = await tx`
@@ -130,6 +143,19 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           await tx`
             insert into credit_remainders (wallet, remainder_key, units) values (${row.wallet}, ${row.remainder_key}, ${row.units}::numeric)
             on conflict do nothing`;
+        }
+        for (const row of stored.deposits) {
+          const inserted = await tx`
+            insert into deposits (chain_id, tx_hash, log_index, block_number, block_hash, token, wallet, amount, status, credits, seen_at, credited_at)
+            values (${row.chain_id}::bigint, ${row.tx_hash}, ${row.log_index}, ${row.block_number}::bigint, ${row.block_hash}, ${row.token},
+              ${row.wallet}, ${row.amount}::numeric, ${row.status}, ${row.credits}::bigint, ${row.seen_at}::bigint, ${row.credited_at}::bigint)
+            on conflict do nothing returning seq`;
+          report.deposits[inserted.length === 1 ? 'copied' : 'skipped']++;
+        }
+        for (const row of stored.cursors) {
+          await tx`
+            insert into deposit_cursors (chain_id, next_block) values (${row.chain_id}::bigint, ${row.next_block}::bigint)
+            on conflict (chain_id) do update set next_block = greatest(deposit_cursors.next_block, excluded.next_block)`;
         }
         return report;
       });

@@ -19,6 +19,7 @@ import { migrate } from '../accounts/postgres/migrate.js';
 import { PostgresLedger } from '../accounts/postgres/postgres-ledger.js';
 import { PostgresKeyStore } from '../accounts/postgres/postgres-key-store.js';
 import type { HealthContributor } from '../health.js';
+import { PostgresDepositStore } from '../deposits/postgres-deposit-store.js';
 import { openSharedRedis, type SharedRedis } from './shared-redis.js';
 import { RedisNonces } from './redis-nonces.js';
 import { redisLimiters } from './redis-rate-limits.js';
@@ -35,6 +36,8 @@ export interface ClusterAccounts {
   health: HealthContributor;
   /** Stored responses on PostgreSQL, swept of expired ones by every instance. */
   responses: ResponseStore;
+  /** Deposit records and cursors (every instance's watchers share them). */
+  deposits: PostgresDepositStore;
   /** What every instance shares through Redis; undefined without REDIS_URL (then per instance). */
   shared?: { limiters: ReturnType<typeof redisLimiters>; chatSlots: ChatLeases };
   /** Where the chat loop keeps its rounds for the client's continuation (chat/kept-rounds.ts). */
@@ -105,6 +108,7 @@ export async function openClusterAccounts(options: {
       siwe,
       health: clusterHealth(db, redis),
       responses,
+      deposits: new PostgresDepositStore(db.sql),
       shared,
       keptRounds,
       migrated,

@@ -135,6 +135,7 @@ export function openApiPath(koaPath: string): string {
 function operation(route: RouteDoc, options: OpenApiOptions): JsonObject {
   const parameters = [
     ...parametersOf(route.pathParams, 'path'),
+    ...parametersOf(route.query, 'query'),
     ...parametersOf(route.headers, 'header'),
     {
       name: 'x-request-id',
@@ -211,7 +212,7 @@ function contentOf(content: MediaContent): JsonObject {
   );
 }
 
-function parametersOf(shape: z.ZodObject | undefined, where: 'path' | 'header'): JsonObject[] {
+function parametersOf(shape: z.ZodObject | undefined, where: 'path' | 'query' | 'header'): JsonObject[] {
   if (!shape) return [];
   const schema = schemaOf(shape, 'input') as { properties?: Record<string, JsonObject>; required?: string[] };
   return Object.entries(schema.properties ?? {}).map(([name, property]) => {

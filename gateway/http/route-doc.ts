@@ -28,6 +28,8 @@ export interface RouteDoc {
   description?: string;
   access: RouteAccess;
   pathParams?: z.ZodObject;
+  /** The query string, as the handler validates it. */
+  query?: z.ZodObject;
   /** Request headers beyond the wallet and key, which the security schemes describe. */
   headers?: z.ZodObject;
   body?: z.ZodType;

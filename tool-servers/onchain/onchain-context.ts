@@ -8,7 +8,7 @@ import { createPublicClient, defineChain, type PublicClient } from 'viem';
 import { ToolError, type Logger } from '../kit/index.js';
 import type { ChainConfig, ChainRegistry } from './chains.js';
 import { ReadCache, IMMUTABLE_TTL_MS } from './read-cache.js';
-import { createRpcTransport, type RpcTransportOptions } from './rpc-transport.js';
+import { createRpcTransport, type RpcTransportOptions } from '../../chains/rpc-transport.js';
 import { toToolError } from './rpc-errors.js';
 
 export interface OnchainContext {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createServer, envFlag, envInt, parseServerEnv, type Logger, type ServerEnv } from '../kit/index.js';
 import { buildChainRegistry, loadChains } from './chains.js';
 import { createOnchainContext, DEFAULT_RPC_DEADLINE_MS } from './onchain-context.js';
-import { DEFAULT_RPC_TIMEOUT_MS } from './rpc-transport.js';
+import { DEFAULT_RPC_TIMEOUT_MS } from '../../chains/rpc-transport.js';
 import { onchainTools } from './tools/index.js';
 
 export interface OnchainServerOptions {

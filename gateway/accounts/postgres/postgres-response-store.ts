@@ -1,6 +1,6 @@
 /**
  * Stored responses on PostgreSQL (cluster mode), behind the same ResponseStore contract as the
- * SQLite store: any instance reads what another stored. Storing runs `response_put` (migration 4),
+ * SQLite store: any instance reads what another stored. Storing runs `response_put` (migration 6),
  * which inserts and trims the wallet to its quota under a per-wallet lock.
  *
  * @example

@@ -37,6 +37,19 @@ function faulty(db: SqliteConnection) {
     },
     all: (sql, params) => db.all(sql, params),
     exec: (sql) => db.exec(sql),
+    // A transaction is one commit; one that fails applies none of its statements.
+    transaction: async (statements) => {
+      if (statements.some(({ sql }) => sql.startsWith('INSERT INTO ledger_wallets'))) {
+        state.commits++;
+        state.entered();
+        await state.gate;
+      }
+      if (state.failNext && statements.some(({ sql }) => sql.includes('ledger_wallets'))) {
+        state.failNext = false;
+        throw new Error('SQLITE_FULL: database or disk is full');
+      }
+      return db.transaction(statements);
+    },
     close: () => db.close(),
   };
   return { db: wrapped, state };

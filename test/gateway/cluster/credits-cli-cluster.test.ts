@@ -17,6 +17,9 @@ import { openDatabase, type Database } from '../../../gateway/accounts/postgres/
 import { PostgresKeyStore } from '../../../gateway/accounts/postgres/postgres-key-store.js';
 import { PostgresLedger } from '../../../gateway/accounts/postgres/postgres-ledger.js';
 import { ApiKeys } from '../../../gateway/accounts/api-keys.js';
+import { PostgresDepositStore } from '../../../gateway/deposits/postgres-deposit-store.js';
+import { openSqliteDepositStore } from '../../../gateway/deposits/sqlite-deposit-store.js';
+import { STORE_FILE } from '../../../gateway/accounts/store.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
 import { ALICE, BOB, TEST_RESPONSE_SETTINGS } from '../accounts/support.js';
 
@@ -74,6 +77,21 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     } as const;
     await embedded.ledger.creditExternal(deposit);
     await embedded.close();
+    // A deposit seen but not credited yet, and the chain's cursor, as a watcher leaves them.
+    const depositStore = await openSqliteDepositStore(join(dataDir, STORE_FILE));
+    const seen = {
+      chainId: 1,
+      txHash: '0xdef',
+      logIndex: 2,
+      blockNumber: 90,
+      blockHash: '0xb90',
+      token: '0xusdc',
+      wallet: bob,
+      amount: 5_000n,
+    };
+    await depositStore.recordSeen([seen], 1_700_000_000_000);
+    await depositStore.saveCursor(1, 89);
+    await depositStore.close();
 
     const env = { DATA_DIR: dataDir, DATABASE_URL: database.url };
     const first = await cli(['migrate-to-postgres'], env);
@@ -83,6 +101,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       wallets: { copied: 2, skipped: 0 },
       credits: 56,
       externalCredits: { copied: 1, skipped: 0 },
+      deposits: { copied: 1, skipped: 0 },
     });
     const again = await cli(['migrate-to-postgres'], env);
     assert.equal(again.code, 0, again.stderr);
@@ -91,7 +110,14 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       wallets: { copied: 0, skipped: 2 },
       credits: 0,
       externalCredits: { copied: 0, skipped: 1 },
+      deposits: { copied: 0, skipped: 1 },
     });
+    const deposits = new PostgresDepositStore(db.sql);
+    assert.deepEqual(
+      (await deposits.pending(1)).map((d) => [d.txHash, d.amount, d.status]),
+      [['0xdef', 5_000n, 'pending']],
+    );
+    assert.equal(await deposits.cursor(1), 89);
     // The deposit credited before the move counts once after it, and its remainder carries on.
     const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 60_000 });
     assert.equal((await ledger.creditExternal(deposit)).status, 'repeat');

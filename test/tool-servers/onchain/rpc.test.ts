@@ -8,7 +8,7 @@ import { createOnchainContext } from '../../../tool-servers/onchain/onchain-cont
 import { getBlockTool } from '../../../tool-servers/onchain/tools/get-block.js';
 import { startLocalChainScenario, type LocalChainScenario } from './local-chain-scenario.js';
 import { connectOnchain } from './mcp-client.js';
-import { startRpcProxy, type JsonRpcAnswer, type JsonRpcCall, type RpcProxy } from './rpc-proxy.js';
+import { startRpcProxy, type JsonRpcAnswer, type JsonRpcCall, type RpcProxy } from '../../helpers/rpc-proxy.js';
 
 // Transport behaviour seen from outside: a counting JSON-RPC proxy in front of the node.
 let chain: LocalChainScenario;

@@ -8,6 +8,7 @@ import * as ledgerBatches from './0003-ledger-batches.js';
 import * as externalCredits from './0004-external-credits.js';
 import * as keptRounds from './0005-kept-rounds.js';
 import * as responses from './0006-responses.js';
+import * as deposits from './0007-deposits.js';
 
 export interface Migration {
   version: number;
@@ -22,4 +23,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 4, ...externalCredits },
   { version: 5, ...keptRounds },
   { version: 6, ...responses },
+  { version: 7, ...deposits },
 ];

@@ -2,7 +2,8 @@
  * A loopback JSON-RPC proxy in front of the local node that counts what passes through (HTTP
  * requests and JSON-RPC calls per method, batches unpacked), so tests can see coalescing,
  * batching and fallback from the outside. `answer` may reply to chosen calls itself (a
- * rate-limited node, a node without a method); the rest go to the node.
+ * rate-limited node, a node without a method, a provider's range cap); the rest go to the node.
+ * `failEveryOther` makes it a flaky RPC: every second HTTP request gets 502.
  */
 import { createServer, type Server } from 'node:http';
 
@@ -27,6 +28,10 @@ export interface RpcProxy {
   httpRequests: number;
   calls: Record<string, number>;
   callCount(method: string): number;
+  /** Answer every other HTTP request with 502 instead of forwarding it. */
+  failEveryOther: boolean;
+  /** HTTP requests answered with 502 so far. */
+  failures: number;
   reset(): void;
   close(): Promise<void>;
 }
@@ -37,6 +42,8 @@ export async function startRpcProxy(target: string, options: RpcProxyOptions = {
     httpRequests: 0,
     calls: {},
     callCount: (method) => proxy.calls[method] ?? 0,
+    failEveryOther: false,
+    failures: 0,
     reset() {
       proxy.httpRequests = 0;
       proxy.calls = {};
@@ -55,6 +62,11 @@ export async function startRpcProxy(target: string, options: RpcProxyOptions = {
     const parsed = JSON.parse(body) as JsonRpcCall | JsonRpcCall[];
     const calls = Array.isArray(parsed) ? parsed : [parsed];
     for (const call of calls) proxy.calls[call.method] = (proxy.calls[call.method] ?? 0) + 1;
+    if (proxy.failEveryOther && proxy.httpRequests % 2 === 0) {
+      proxy.failures++;
+      res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway (test proxy)');
+      return;
+    }
     const own = calls.map((call) => options.answer?.(call));
     if (own.every((answer) => answer === undefined)) {
       const upstream = await forward(body);

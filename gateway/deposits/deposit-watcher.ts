@@ -1,0 +1,229 @@
+/**
+ * One chain's deposit watcher. Each pass:
+ *
+ * 1. reads the head and the settled height: head − N + 1 for a count of N confirmations (a log in
+ *    block b has head − b + 1), or the block the node tags `finalized` / `safe`;
+ * 2. scans ERC-20 Transfer logs of the accepted tokens to the treasury from the saved cursor to the
+ *    head, in pages of at most `maxBlockRange` blocks (halved when a provider refuses a range), and
+ *    records each as pending (a known one seen in another block moves there);
+ * 3. moves the cursor only through settled blocks, so the unsettled ones are scanned again on
+ *    every pass: a log a reorg re-mined elsewhere in them is found where it landed;
+ * 4. credits each pending deposit at or below the settled height whose block hash at that height is
+ *    still the one the log named, through `Ledger.creditExternal` keyed by (chain id, tx hash, log
+ *    index): the ledger's permanent record makes a crash, a second instance or a cursor reset to
+ *    `startBlock` harmless. A hash that changed marks the deposit reorged; it is never credited
+ *    unless the log is seen again.
+ *
+ * A failed pass is retried with exponential backoff (the transport already moved on to the chain's
+ * next URL); `status` says how far it got, page by page, for /health and /metrics.
+ *
+ * @example
+ *   const watcher = new DepositWatcher({ chain, reader, store, ledger, pollIntervalMs: 5_000, maxBlockRange: 1_000 })
+ *   watcher.start()
+ *   await watcher.stop()
+ */
+import { GatewayError } from '../errors.js';
+import type { Ledger } from '../accounts/types.js';
+import { isRangeTooLarge, type ChainReader } from './chain-reader.js';
+import { depositId, type DepositRecord, type DepositStore } from './deposit-store.js';
+
+export interface AcceptedToken {
+  symbol: string;
+  /** Lower case. */
+  address: string;
+  decimals: number;
+  unitsPerCredit: bigint;
+}
+
+export interface WatchedChain {
+  /** The key in config/chains.json, e.g. `base`. */
+  key: string;
+  name: string;
+  chainId: number;
+  /** Lower case. */
+  treasury: string;
+  confirmations: 'finalized' | 'safe' | number;
+  startBlock?: number;
+  tokens: AcceptedToken[];
+}
+
+/** What a pass counts, for metrics. */
+export interface WatcherEvents {
+  seen(chain: string, count: number): void;
+  credited(chain: string, credits: number): void;
+  reorged(chain: string): void;
+  /** The ledger refused one deposit for good (a conflicting record, a total past 2^53 − 1): it stays pending. */
+  refused(chain: string, deposit: DepositRecord, err: GatewayError): void;
+  /** After each page scanned and each completed pass. */
+  progressed(chain: string, status: WatcherStatus): void;
+  failed(chain: string, err: unknown, retryInMs: number): void;
+}
+
+export interface WatcherStatus {
+  /** The latest head read; undefined before the first read. */
+  head?: number;
+  /** Every block up to here has been scanned (in this pass, or the last). */
+  scannedTo?: number;
+  /** Deposits up to here have their confirmations. */
+  settledTo?: number;
+  /** Unix ms of the last progress: a page scanned or a pass completed (the watcher's start before any). */
+  lastProgressAt: number;
+}
+
+export interface DepositWatcherOptions {
+  chain: WatchedChain;
+  reader: ChainReader;
+  store: DepositStore;
+  ledger: Pick<Ledger, 'creditExternal'>;
+  pollIntervalMs: number;
+  maxBlockRange: number;
+  events?: Partial<WatcherEvents>;
+  now?: () => number;
+}
+
+/** Backoff after failed passes stops growing here. */
+const MAX_BACKOFF_MS = 5 * 60_000;
+
+export class DepositWatcher {
+  readonly status: WatcherStatus;
+  private readonly now: () => number;
+  private readonly tokens: Map<string, AcceptedToken>;
+  private range: number;
+  private failures = 0;
+  private chainChecked = false;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: DepositWatcherOptions) {
+    this.now = options.now ?? Date.now;
+    this.range = options.maxBlockRange;
+    this.tokens = new Map(options.chain.tokens.map((token) => [token.address, token]));
+    this.status = { lastProgressAt: this.now() };
+  }
+
+  get chain(): WatchedChain {
+    return this.options.chain;
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Stop polling and wait for a running pass (its credits are committed before it ends). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One whole pass: scan to the head, then credit what has its confirmations. */
+  async pass(): Promise<void> {
+    const { chain, reader, store } = this.options;
+    if (!this.chainChecked) {
+      const served = await reader.chainId();
+      if (served !== chain.chainId) throw new Error(`the RPC serves chain ${served}, but ${chain.key} is chain ${chain.chainId}`);
+      this.chainChecked = true;
+    }
+    const head = await reader.head();
+    this.status.head = head;
+    const rule = chain.confirmations;
+    const settled = typeof rule === 'number' ? head - rule + 1 : await reader.taggedHeight(rule);
+    let from = await store.cursor(chain.chainId);
+    if (from === undefined) {
+      from = chain.startBlock ?? head;
+      await store.saveCursor(chain.chainId, from);
+    }
+    await this.scan(from, head, settled);
+    this.status.settledTo = settled;
+    await this.credit(settled);
+    this.progressed();
+  }
+
+  private async scan(from: number, head: number, settled: number): Promise<void> {
+    const { chain, reader, store } = this.options;
+    const tokens = [...this.tokens.keys()];
+    for (let start = from; start <= head;) {
+      const end = Math.min(head, start + this.range - 1);
+      let logs;
+      try {
+        logs = await reader.transfersTo({ treasury: chain.treasury, tokens, fromBlock: start, toBlock: end });
+      } catch (err) {
+        if (this.range === 1 || !isRangeTooLarge(err)) throw err;
+        this.range = Math.max(1, Math.floor(this.range / 2));
+        continue;
+      }
+      const added = await store.recordSeen(logs, this.now());
+      if (added > 0) this.options.events?.seen?.(chain.key, added);
+      const settledEnd = Math.min(end, settled);
+      if (settledEnd >= start) await store.saveCursor(chain.chainId, settledEnd + 1);
+      // A long catch-up is progress too: /health counts it, and the lag shrinks page by page.
+      this.status.scannedTo = Math.max(this.status.scannedTo ?? end, end);
+      this.progressed();
+      start = end + 1;
+    }
+  }
+
+  private async credit(settled: number): Promise<void> {
+    const { chain, reader, store, ledger } = this.options;
+    const hashes = new Map<number, string | undefined>();
+    for (const deposit of await store.pending(chain.chainId)) {
+      if (deposit.blockNumber > settled) continue;
+      if (!hashes.has(deposit.blockNumber)) hashes.set(deposit.blockNumber, await reader.blockHash(deposit.blockNumber));
+      if (hashes.get(deposit.blockNumber) !== deposit.blockHash) {
+        await store.markReorged(deposit, deposit.blockHash);
+        this.options.events?.reorged?.(chain.key);
+        continue;
+      }
+      // Scanned only for accepted tokens; one dropped from the config since stays pending.
+      const token = this.tokens.get(deposit.token);
+      if (!token) continue;
+      let result;
+      try {
+        result = await ledger.creditExternal(this.creditOf(deposit, token));
+      } catch (err) {
+        // A refusal about this deposit must not hold up the others; a store that is down fails the pass.
+        if (!(err instanceof GatewayError) || err.status >= 500) throw err;
+        this.options.events?.refused?.(chain.key, deposit, err);
+        continue;
+      }
+      await store.markCredited(deposit, result.credits, this.now());
+      if (result.status === 'credited') this.options.events?.credited?.(chain.key, result.credits);
+    }
+  }
+
+  private progressed(): void {
+    this.status.lastProgressAt = this.now();
+    this.options.events?.progressed?.(this.options.chain.key, this.status);
+  }
+
+  private creditOf(deposit: DepositRecord, token: AcceptedToken) {
+    return {
+      wallet: deposit.wallet,
+      source: 'deposit' as const,
+      externalId: depositId(deposit),
+      units: deposit.amount,
+      unitsPerCredit: token.unitsPerCredit,
+      remainderKey: `${deposit.chainId}:${token.address}`,
+    };
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.pass().then(
+        () => {
+          this.failures = 0;
+          this.schedule(this.options.pollIntervalMs);
+        },
+        (err: unknown) => {
+          this.failures++;
+          const retryIn = Math.min(MAX_BACKOFF_MS, this.options.pollIntervalMs * 2 ** Math.min(this.failures, 16));
+          this.options.events?.failed?.(this.options.chain.key, err, retryIn);
+          this.schedule(retryIn);
+        },
+      );
+    }, delayMs);
+    this.timer.unref();
+  }
+}
