@@ -31,6 +31,8 @@ import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from 
 import { chatConcurrency, type SharedWalletSlots } from './http/chat-concurrency.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
+import type { X402Payments } from './x402/payments.js';
+import { x402Payment } from './http/x402-payment.js';
 
 export interface AppDeps {
   config: Config;
@@ -52,6 +54,8 @@ export interface AppDeps {
   shared?: { limiters: LimiterFactory; chatSlots: SharedWalletSlots };
   /** Each model's upstream client and health: POST /v1/chat/completions. */
   upstreams: Upstreams;
+  /** Pay on 402 (x402 top-ups) when configured; never used in free mode. */
+  x402?: X402Payments;
 }
 
 /**
@@ -108,8 +112,11 @@ export function createApp(deps: AppDeps): Koa {
     tools: deps.tools,
     charger,
   });
-  registerChatRoutes(router, [gated, chatConcurrency(config.limits, deps.shared?.chatSlots)], orchestrator);
-  registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown });
+  // Pay on 402 only where credits are spent, after auth (a payment tops up a known wallet, it is no key); /mcp offers none.
+  const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;
+  const paid = payOn402 ? [payOn402] : [];
+  registerChatRoutes(router, [gated, ...paid, chatConcurrency(config.limits, deps.shared?.chatSlots)], orchestrator);
+  registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, payOn402 });
   registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.
   const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, readJson];

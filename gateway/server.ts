@@ -17,6 +17,8 @@ import type { HealthContributor } from './health.js';
 import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-accounts.js';
 import { createUpstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
+import type { X402PaymentRecords } from './accounts/x402-payment-records.js';
+import { X402Payments } from './x402/payments.js';
 
 export interface RunningGateway {
   config: Config;
@@ -81,7 +83,21 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
   const health = [accounts.health, tools, upstreams.health, draining];
   const { shuttingDown } = shutdown;
-  const app = createApp({ config, logger, metrics, startedAt, health, tools, shuttingDown, accounts, upstreams, shared: accounts.shared });
+  const x402 = openX402(config, accounts, logger);
+  if (x402) shutdown.onClose(() => x402.stop());
+  const app = createApp({
+    config,
+    logger,
+    metrics,
+    startedAt,
+    health,
+    tools,
+    shuttingDown,
+    accounts,
+    upstreams,
+    shared: accounts.shared,
+    x402,
+  });
   server.on('request', app.callback());
   server.on('clientError', answerClientError);
   try {
@@ -131,7 +147,17 @@ interface ModeAccounts {
   health: HealthContributor;
   store: AccountsStore | undefined;
   shared: ClusterAccounts['shared'];
+  paymentRecords: X402PaymentRecords;
   close(): Promise<void>;
+}
+
+/** x402 top-ups when configured (and credits are on), reconciling pending settlements on a timer. */
+function openX402(config: Config, accounts: ModeAccounts, logger: Logger): X402Payments | undefined {
+  if (!config.x402 || config.freeMode) return undefined;
+  const payments = new X402Payments({ config: config.x402, ledger: accounts.ledger, records: accounts.paymentRecords, logger });
+  payments.start();
+  logger.info({ facilitator: config.x402.facilitatorUrl, networks: config.x402.assets.map((a) => a.network) }, 'x402 top-ups on');
+  return payments;
 }
 
 /**

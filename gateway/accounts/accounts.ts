@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { ApiKeys } from './api-keys.js';
 import { KeyvKeyStore } from './keyv-key-store.js';
 import { SiweVerifier } from './siwe.js';
+import { openSqliteX402PaymentRecords, type X402PaymentRecords } from './x402-payment-records.js';
 
 export interface AccountsSettings {
   reservationTtlMs: number;
@@ -29,6 +30,8 @@ export interface Accounts {
   apiKeys: ApiKeys;
   siwe: SiweVerifier;
   store: AccountsStore;
+  /** x402 payments sent for settlement (their table in the same SQLite file). */
+  paymentRecords: X402PaymentRecords;
   close(): Promise<void>;
 }
 
@@ -46,6 +49,7 @@ export async function openAccounts(options: {
     store = await openStore(options.dataDir);
     db = await openSqlite(join(options.dataDir, STORE_FILE));
     const ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
+    const paymentRecords = await openSqliteX402PaymentRecords(db);
     const opened = store;
     const ledgerDb = db;
     let closing: Promise<void> | undefined;
@@ -58,6 +62,7 @@ export async function openAccounts(options: {
         rpcUrl: options.settings.siweRpcUrl,
       }),
       store,
+      paymentRecords,
       close() {
         closing ??= (async () => {
           try {

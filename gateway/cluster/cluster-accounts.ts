@@ -15,6 +15,7 @@ import { openDatabase, type Database } from '../accounts/postgres/database.js';
 import { migrate } from '../accounts/postgres/migrate.js';
 import { PostgresLedger } from '../accounts/postgres/postgres-ledger.js';
 import { PostgresKeyStore } from '../accounts/postgres/postgres-key-store.js';
+import { PostgresX402PaymentRecords } from '../accounts/postgres/postgres-x402-payment-records.js';
 import type { HealthContributor } from '../health.js';
 import { openSharedRedis, type SharedRedis } from './shared-redis.js';
 import { RedisNonces } from './redis-nonces.js';
@@ -28,6 +29,7 @@ export interface ClusterAccounts {
   apiKeys: ApiKeys;
   siwe: SiweVerifier;
   health: HealthContributor;
+  paymentRecords: PostgresX402PaymentRecords;
   /** What every instance shares through Redis; undefined without REDIS_URL (then per instance). */
   shared?: { limiters: ReturnType<typeof redisLimiters>; chatSlots: ChatLeases };
   /** Migrations applied by this start (empty when another instance already had). */
@@ -83,6 +85,7 @@ export async function openClusterAccounts(options: {
       apiKeys,
       siwe,
       health: clusterHealth(db, redis),
+      paymentRecords: new PostgresX402PaymentRecords(db.sql),
       shared,
       migrated,
       close() {

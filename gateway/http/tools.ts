@@ -18,6 +18,8 @@ export interface ToolRoutesOptions {
   charger: Charger;
   /** Aborted when shutdown cuts in-flight work off. */
   shuttingDown?: AbortSignal;
+  /** Pay on 402 (x402), after the guard, on the route that costs credits; absent when x402 is off. */
+  payOn402?: Middleware;
 }
 
 /** A direct tool execution costs the minimum. */
@@ -49,7 +51,8 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     };
   });
 
-  router.post('/v1/tools/execute', executeErrorShape, guard, async (ctx) => {
+  const paid = options.payOn402 ? [options.payOn402] : [];
+  router.post('/v1/tools/execute', executeErrorShape, guard, ...paid, async (ctx) => {
     const body: unknown = ctx.request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidRequest('The body must be a JSON object: {"tool": "...", "args": {...}}.');

@@ -1,0 +1,210 @@
+/**
+ * Pay on 402: an x402 payment tops up the caller's prepaid balance, once. The order of a payment:
+ * parse it, match it against what was offered (amount, asset, network, pay-to, window, payer =
+ * wallet), claim its id (`<network>:<nonce>`) in the payment records, ask the facilitator to
+ * verify, then to settle, then credit the ledger through `creditExternal` (source `x402`, the same
+ * id), so a payment counts once whatever retries, replays or reconciliation do. The gateway never
+ * signs or broadcasts anything: settlement is the facilitator's.
+ *
+ * A settlement whose outcome is unknown stays a pending record; `reconcile` (on a timer, and when
+ * the client retries the same payment) reads the token's `authorizationState(payer, nonce)` and
+ * credits it when used, or forgets it once it expired unused.
+ *
+ * @example
+ *   const payments = new X402Payments({ config: config.x402, ledger, records, logger })
+ *   const settled = await payments.pay(wallet, ctx.get('payment-signature'), resourceUrl)
+ */
+import type { X402Config } from '../config.js';
+import { FacilitatorUnavailable, PaymentInvalid, PaymentPending, zodIssue } from '../errors.js';
+import type { Ledger } from '../accounts/types.js';
+import type { X402PaymentRecord, X402PaymentRecords } from '../accounts/x402-payment-records.js';
+import type { Logger } from '../logger.js';
+import { FacilitatorClient } from './facilitator-client.js';
+import { X402Offers } from './offer.js';
+import { authorizationUsed } from './authorization-state.js';
+import { decodeHeader, encodeHeader, PAYMENT_REQUIRED_HEADER, paymentPayloadSchema, type SettleResponse } from './wire.js';
+
+/** Facilitator error reasons that say the transfer may still land (the exact scheme's `settlement_pending`). */
+const PENDING_REASON = /pending|timeout|timed_out/i;
+/** How many pending records one reconcile pass reads. */
+const RECONCILE_BATCH = 100;
+
+export interface X402PaymentsDeps {
+  config: X402Config;
+  ledger: Ledger;
+  records: X402PaymentRecords;
+  logger: Logger;
+  /** Unix seconds now (tests move the clock). */
+  now?: () => number;
+}
+
+export class X402Payments {
+  readonly offers: X402Offers;
+  private readonly facilitator: FacilitatorClient;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private reconciling: Promise<void> | undefined;
+
+  constructor(private readonly deps: X402PaymentsDeps) {
+    const { config } = deps;
+    this.offers = new X402Offers(config);
+    this.facilitator = new FacilitatorClient({
+      url: config.facilitatorUrl,
+      headers: config.facilitatorHeaders,
+      verifyTimeoutMs: config.verifyTimeoutMs,
+      settleTimeoutMs: config.settleTimeoutMs,
+    });
+    this.now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+  }
+
+  /** The headers of a 402 that offers top-ups to a request `shortfall` credits short. */
+  offerHeaders(resourceUrl: string, shortfall: number, error?: string): Record<string, string> {
+    return { [PAYMENT_REQUIRED_HEADER]: encodeHeader(this.offers.paymentRequired(resourceUrl, shortfall, error)) };
+  }
+
+  /**
+   * Take the payment in a PAYMENT-SIGNATURE header for `wallet`: credited (or credited before,
+   * for the same payment sent again) → its settlement, for the PAYMENT-RESPONSE header.
+   * PaymentInvalid (402) when refused, FacilitatorUnavailable (503) when nothing could be
+   * settled, PaymentPending (503) when the settlement's outcome is not known yet.
+   */
+  async pay(wallet: string, header: string, resourceUrl: string): Promise<SettleResponse> {
+    const refuse = (reason: string, message: string) => new PaymentInvalid(reason, message, this.offerHeaders(resourceUrl, 0, reason));
+    const parsed = paymentPayloadSchema.safeParse(decodeHeader(header));
+    if (!parsed.success)
+      throw refuse('invalid_payload', `PAYMENT-SIGNATURE is not an x402 v2 exact EVM payment: ${zodIssue(parsed.error).message}`);
+    const payload = parsed.data;
+    const match = this.offers.match(payload, wallet, this.now());
+    if (!match.asset) throw refuse(match.reason, match.message);
+    const { authorization } = payload.payload;
+    const record = {
+      id: `${match.asset.network}:${authorization.nonce.toLowerCase()}`,
+      wallet,
+      network: match.asset.network,
+      asset: match.asset.address.toLowerCase(),
+      amount: BigInt(authorization.value),
+      nonce: authorization.nonce.toLowerCase(),
+      signature: payload.payload.signature.toLowerCase(),
+      validBefore: Number(authorization.validBefore),
+    };
+    const earlier = await this.deps.records.claim(record);
+    if (earlier) return this.again(earlier, record.signature, refuse);
+
+    const verdict = await this.forgetOnThrow(record.id, () => this.facilitator.verify(payload, match.requirements));
+    if (!verdict.isValid) {
+      await this.deps.records.forget(record.id);
+      throw refuse(verdict.invalidReason ?? 'invalid_payment', verdict.invalidMessage ?? 'the facilitator refused the payment');
+    }
+    const outcome = await this.forgetOnThrow(record.id, () => this.facilitator.settle(payload, match.requirements));
+    if (outcome.kind === 'unknown' || (!outcome.response.success && PENDING_REASON.test(outcome.response.errorReason ?? ''))) {
+      this.deps.logger.warn(
+        { payment: record.id, wallet, detail: outcome.kind === 'unknown' ? outcome.detail : outcome.response.errorReason },
+        'x402 settlement outcome unknown: pending',
+      );
+      throw new PaymentPending(this.retryAfterSeconds());
+    }
+    const settlement = outcome.response;
+    if (!settlement.success) {
+      await this.deps.records.forget(record.id);
+      throw refuse(
+        settlement.errorReason ?? 'settlement_failed',
+        settlement.errorMessage ?? 'the facilitator could not settle the payment',
+      );
+    }
+    await this.credit({ ...record, state: 'pending', transaction: settlement.transaction });
+    return { ...settlement, payer: wallet, network: record.network };
+  }
+
+  /**
+   * Settle what can be settled of the pending payments: used authorizations are credited, those
+   * expired unused are forgotten, the rest wait for the next pass. Errors are logged per payment.
+   */
+  reconcile(): Promise<void> {
+    this.reconciling ??= (async () => {
+      try {
+        for (const record of await this.deps.records.pending(RECONCILE_BATCH)) {
+          await this.reconcileOne(record).catch((err: unknown) =>
+            this.deps.logger.warn({ err, payment: record.id }, 'x402 reconciliation failed'),
+          );
+        }
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'x402 reconciliation could not read the pending payments');
+      } finally {
+        this.reconciling = undefined;
+      }
+    })();
+    return this.reconciling;
+  }
+
+  /** Reconcile every `reconcileIntervalMs` until `stop`. */
+  start(): void {
+    this.timer ??= setInterval(() => void this.reconcile(), this.deps.config.reconcileIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.reconciling;
+  }
+
+  /** The same payment id again: a replay of a credited payment credits nothing; a pending one is reconciled now. */
+  private async again(
+    earlier: X402PaymentRecord,
+    signature: string,
+    refuse: (reason: string, message: string) => PaymentInvalid,
+  ): Promise<SettleResponse> {
+    if (earlier.signature !== signature) {
+      throw refuse('nonce_already_used', 'this authorization nonce was already used by another payment; sign a new one');
+    }
+    if (earlier.state === 'pending' && !(await this.reconcileOne(earlier))) throw new PaymentPending(this.retryAfterSeconds());
+    return { success: true, transaction: earlier.transaction ?? '', network: earlier.network, payer: earlier.wallet };
+  }
+
+  /** true when the payment is credited now (or was); false while its outcome is still open. */
+  private async reconcileOne(record: X402PaymentRecord): Promise<boolean> {
+    const asset = this.deps.config.assets.find((a) => a.network === record.network && a.address.toLowerCase() === record.asset);
+    if (!asset) return false; // no longer configured: kept, never guessed at
+    const used = await authorizationUsed({ rpcUrl: asset.rpcUrl, asset: record.asset, authorizer: record.wallet, nonce: record.nonce });
+    if (used) {
+      await this.credit(record);
+      this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment settled on chain: credited');
+      return true;
+    }
+    if (this.now() > record.validBefore) {
+      await this.deps.records.forget(record.id);
+      this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment expired unused: forgotten');
+    }
+    return false;
+  }
+
+  private async credit(record: X402PaymentRecord): Promise<void> {
+    const asset = this.deps.config.assets.find((a) => a.network === record.network && a.address.toLowerCase() === record.asset);
+    if (!asset) throw new Error(`x402 asset ${record.asset} on ${record.network} is not configured`);
+    const result = await this.deps.ledger.creditExternal({
+      wallet: record.wallet,
+      source: 'x402',
+      externalId: record.id,
+      units: record.amount,
+      unitsPerCredit: BigInt(asset.unitsPerCredit),
+      remainderKey: `${record.network}:${record.asset}`,
+    });
+    await this.deps.records.credited(record.id, record.transaction);
+    if (result.status === 'credited')
+      this.deps.logger.info({ payment: record.id, wallet: record.wallet, credits: result.credits }, 'x402 top-up credited');
+  }
+
+  /** A facilitator that never took the payment leaves nothing to reconcile: the claim goes. */
+  private async forgetOnThrow<T>(id: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof FacilitatorUnavailable) await this.deps.records.forget(id);
+      throw err;
+    }
+  }
+
+  private retryAfterSeconds(): number {
+    return Math.max(1, Math.ceil(this.deps.config.reconcileIntervalMs / 1000));
+  }
+}

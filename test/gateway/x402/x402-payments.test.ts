@@ -1,0 +1,249 @@
+/**
+ * Pay on 402, end to end on a local chain: a Hardhat node with an EIP-3009 stablecoin compiled
+ * from source, a facilitator on 127.0.0.1 running the protocol's own facilitator code, the
+ * gateway with x402 on, and a client that pays with a viem wallet through @x402/core's client
+ * (what an x402 client library does: read PAYMENT-REQUIRED, sign, retry with PAYMENT-SIGNATURE).
+ */
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import type { Address, Hex } from 'viem';
+import { x402Client, x402HTTPClient } from '@x402/core/client';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { startEvmNode, type EvmNode } from '../../helpers/evm-node.js';
+import { compileContracts } from '../../helpers/solidity.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
+import { startTestFacilitator, type TestFacilitator } from '../../fixtures/x402/test-facilitator.js';
+import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { openaiFor, startChatGateway } from '../chat/chat-harness.js';
+
+const NETWORK = 'eip155:31337';
+const UNITS_PER_CREDIT = 10_000n; // 0.01 TUSD (6 decimals) per credit
+const TOP_UP = 100n; // the smallest top-up offered, in credits
+
+let node: EvmNode;
+let token: Address;
+let tokenAbi: readonly unknown[];
+let facilitator: TestFacilitator;
+let upstream: ScriptedUpstream;
+let gateway: TestGateway;
+const payTo = privateKeyToAccount(generatePrivateKey()).address;
+
+before(async () => {
+  node = await startEvmNode();
+  const { Eip3009Token } = compileContracts();
+  tokenAbi = Eip3009Token.abi;
+  token = await node.deploy(Eip3009Token, ['Test USD', '2']);
+  facilitator = await startTestFacilitator(node.wallet(1), NETWORK);
+  upstream = await startScriptedUpstream();
+  gateway = await startChatGateway({
+    upstream,
+    tools: false,
+    config: (json) => {
+      json.freeMode = false;
+      json.x402 = {
+        facilitatorUrl: facilitator.url,
+        payTo,
+        assets: [
+          { network: NETWORK, address: token, name: 'Test USD', version: '2', unitsPerCredit: String(UNITS_PER_CREDIT), rpcUrl: node.url },
+        ],
+        topUpCredits: [Number(TOP_UP), 1000],
+        settleTimeoutMs: 1_500,
+        reconcileIntervalMs: 250,
+      };
+    },
+  });
+});
+after(async () => {
+  await gateway?.stop();
+  await facilitator?.stop().catch(() => {});
+  await upstream?.close();
+  await node?.stop();
+});
+beforeEach(() => upstream.reset());
+
+const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Hello.' }] };
+
+/** A fresh payer holding 1000 TUSD (and no ETH: the facilitator pays the gas), with a verified key and no credits. */
+async function fundedPayer(): Promise<{ account: PrivateKeyAccount; wallet: string; key: string }> {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const hash = await node
+    .wallet(0)
+    .writeContract({ address: token, abi: tokenAbi, functionName: 'mint', args: [account.address, 1_000_000_000n] });
+  await node.publicClient.waitForTransactionReceipt({ hash });
+  const wallet = account.address.toLowerCase();
+  return { account, wallet, key: await apiKeyFor(gateway, wallet) };
+}
+
+interface Exchange {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/** @x402/core's HTTP client with the `exact` EVM scheme on every eip155 chain; spend controls off (the test token is no default asset). */
+function x402HttpClient(signer: PrivateKeyAccount): x402HTTPClient {
+  return new x402HTTPClient(
+    x402Client.fromConfig({ schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(signer) }], spendControls: false }),
+  );
+}
+
+/**
+ * What an x402 client library does around fetch: on a 402 with PAYMENT-REQUIRED, sign one of the
+ * offers with the wallet and send the same request again with PAYMENT-SIGNATURE. `tamper` edits
+ * the offer before signing, or the payload after, to play a wrong client.
+ */
+function payingFetch(
+  signer: PrivateKeyAccount,
+  seen: Exchange[],
+  tamper: { offer?: (required: any) => void; payload?: (payload: any) => void } = {},
+): typeof fetch {
+  const http = x402HttpClient(signer);
+  const record = async (response: Response) => {
+    seen.push({ status: response.status, headers: response.headers, body: await response.clone().json() });
+    return response;
+  };
+  return async (input, init) => {
+    const first = await record(await fetch(input, init));
+    if (first.status !== 402 || !first.headers.get('payment-required')) return first;
+    const required = http.getPaymentRequiredResponse((name) => first.headers.get(name), seen.at(-1)?.body);
+    tamper.offer?.(required);
+    const payload = await http.createPaymentPayload(required);
+    tamper.payload?.(payload);
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(http.encodePaymentSignatureHeader(payload))) headers.set(name, value);
+    return record(await fetch(input, { ...init, headers }));
+  };
+}
+
+/** A chat with the official client, paying on 402; the exchanges and the outcome. */
+async function payingChat(payer: { account: PrivateKeyAccount; wallet: string; key: string }, signer = payer.account, tamper = {}) {
+  const seen: Exchange[] = [];
+  const openai = openaiFor(gateway, payer.key, payer.wallet);
+  const paying = openai.withOptions({ fetch: payingFetch(signer, seen, tamper) });
+  const outcome = await paying.chat.completions.create(ask).then(
+    (completion) => ({ completion, error: undefined }),
+    (error: { status?: number; error?: { code?: string; message?: string } }) => ({ completion: undefined, error }),
+  );
+  return { seen, ...outcome };
+}
+
+function decode(header: string | null): any {
+  assert.ok(header, 'the header is present');
+  return JSON.parse(Buffer.from(header, 'base64').toString('utf8'));
+}
+
+async function tokenBalance(owner: string): Promise<bigint> {
+  return (await node.publicClient.readContract({ address: token, abi: tokenAbi, functionName: 'balanceOf', args: [owner] })) as bigint;
+}
+
+async function authorizationUsed(authorizer: string, nonce: Hex): Promise<boolean> {
+  return (await node.publicClient.readContract({
+    address: token,
+    abi: tokenAbi,
+    functionName: 'authorizationState',
+    args: [authorizer, nonce],
+  })) as boolean;
+}
+
+test('an empty wallet gets a 402 offer, pays it, and its chat is served in the same round trip, credited once', async () => {
+  const payer = await fundedPayer();
+  const payToBefore = await tokenBalance(payTo);
+  upstream.script({ text: 'Paid and answered.', usage: { prompt_tokens: 10, completion_tokens: 5 } });
+  const { seen, completion, error } = await payingChat(payer);
+  assert.equal(error, undefined);
+  assert.equal(completion?.choices[0].message.content, 'Paid and answered.');
+  assert.equal(seen.length, 2, 'one 402, then the paid retry');
+
+  // The offer: the usual OpenAI error body, and x402 v2 in PAYMENT-REQUIRED.
+  const [offer, paid] = seen;
+  assert.equal(offer.status, 402);
+  const body = offer.body as { error: { code: string; type: string; message: string } };
+  assert.equal(body.error.code, 'insufficient_credits');
+  assert.equal(body.error.type, 'insufficient_credits_error');
+  const needed = BigInt(/needs at least (\d+)/.exec(body.error.message)![1]);
+  const required = decode(offer.headers.get('payment-required'));
+  assert.equal(required.x402Version, 2);
+  assert.equal(required.resource.url, `${gateway.config.server.publicUrl}/v1/chat/completions`);
+  const smallest = needed > TOP_UP ? needed : TOP_UP;
+  assert.deepEqual(required.accepts, [
+    {
+      scheme: 'exact',
+      network: NETWORK,
+      amount: String(smallest * UNITS_PER_CREDIT),
+      asset: token,
+      payTo,
+      maxTimeoutSeconds: 300,
+      extra: { name: 'Test USD', version: '2' },
+    },
+    ...(smallest < 1000n
+      ? [
+          {
+            scheme: 'exact',
+            network: NETWORK,
+            amount: String(1000n * UNITS_PER_CREDIT),
+            asset: token,
+            payTo,
+            maxTimeoutSeconds: 300,
+            extra: { name: 'Test USD', version: '2' },
+          },
+        ]
+      : []),
+  ]);
+
+  // The paid retry: settled on chain by the facilitator, credited, served, with PAYMENT-RESPONSE.
+  assert.equal(paid.status, 200);
+  const settlement = decode(paid.headers.get('payment-response'));
+  assert.equal(settlement.success, true);
+  assert.equal(settlement.network, NETWORK);
+  assert.equal(settlement.payer, payer.wallet);
+  assert.match(settlement.transaction, /^0x[0-9a-f]{64}$/);
+  const receipt = await node.publicClient.getTransactionReceipt({ hash: settlement.transaction });
+  assert.equal(receipt.status, 'success');
+  assert.equal(receipt.from.toLowerCase(), node.accounts[1].address.toLowerCase(), 'the facilitator sent it, not the gateway');
+  assert.equal((await tokenBalance(payTo)) - payToBefore, smallest * UNITS_PER_CREDIT);
+  const balance = await gateway.ledger.balance(payer.wallet);
+  assert.equal(balance.total_deposited, Number(smallest));
+  assert.equal(balance.total_spent, 1);
+  assert.equal(paid.headers.get('x-credits-remaining'), String(Number(smallest) - 1));
+});
+
+test('the same payment sent again credits nothing more and is not settled again', async () => {
+  const payer = await fundedPayer();
+  upstream.script({ text: 'first' }, { text: 'second' });
+  const header = await signedPaymentHeader(payer);
+  const send = () =>
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: authHeaders(payer.key, payer.wallet, { 'payment-signature': header }),
+      body: JSON.stringify(ask),
+    });
+  const first = await send();
+  assert.equal(first.status, 200);
+  const settles = facilitator.calls.filter((c) => c === 'POST /settle').length;
+  const afterFirst = await gateway.ledger.balance(payer.wallet);
+  assert.equal(afterFirst.total_deposited, Number(TOP_UP));
+  const again = await send();
+  assert.equal(again.status, 200, 'the balance still covers it: served');
+  assert.equal(decode(again.headers.get('payment-response')).success, true);
+  const afterAgain = await gateway.ledger.balance(payer.wallet);
+  assert.equal(afterAgain.total_deposited, afterFirst.total_deposited, 'nothing more credited');
+  assert.equal(afterAgain.total_spent, afterFirst.total_spent + 1);
+  assert.equal(facilitator.calls.filter((c) => c === 'POST /settle').length, settles, 'not sent to the facilitator again');
+});
+
+/** Ask without paying, sign the offer's first option: the PAYMENT-SIGNATURE value a client would send. */
+async function signedPaymentHeader(
+  payer: { account: PrivateKeyAccount; wallet: string; key: string },
+  signer = payer.account,
+): Promise<string> {
+  const http = x402HttpClient(signer);
+  const offer = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: authHeaders(payer.key, payer.wallet),
+    body: JSON.stringify(ask),
+  });
+  assert.equal(offer.status, 402);
+  const payload = await http.createPaymentPayload(http.getPaymentRequiredResponse((n) => offer.headers.get(n), await offer.json()));
+  return http.encodePaymentSignatureHeader(payload)['PAYMENT-SIGNATURE'];
+}
