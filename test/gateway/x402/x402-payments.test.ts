@@ -247,3 +247,114 @@ async function signedPaymentHeader(
   const payload = await http.createPaymentPayload(http.getPaymentRequiredResponse((n) => offer.headers.get(n), await offer.json()));
   return http.encodePaymentSignatureHeader(payload)['PAYMENT-SIGNATURE'];
 }
+
+/** POST the chat with a PAYMENT-SIGNATURE header: status, headers and body. */
+async function sendPaid(payer: { wallet: string; key: string }, header: string): Promise<Exchange> {
+  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: authHeaders(payer.key, payer.wallet, { 'payment-signature': header }),
+    body: JSON.stringify(ask),
+  });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+function errorOf(exchange: Exchange | undefined): { code: string; message: string; type: string } {
+  return (exchange?.body as { error: { code: string; message: string; type: string } }).error;
+}
+
+/** A refused payment: 402 with the reason, a fresh offer, nothing credited, the facilitator never asked. */
+async function assertRefused(payer: { wallet: string }, paid: Exchange | undefined, reason: string, callsBefore: number): Promise<void> {
+  assert.equal(paid?.status, 402);
+  assert.equal(errorOf(paid).code, 'payment_invalid');
+  assert.match(errorOf(paid).message, new RegExp(`\\(${reason}\\)`));
+  assert.equal(decode(paid!.headers.get('payment-required')).error, reason);
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
+  assert.equal(facilitator.calls.length, callsBefore, 'refused before the facilitator');
+  assert.equal(upstream.requests.length, 0, 'nothing served');
+}
+
+test('a payment for an amount that was not offered, or whose signed value differs, is refused with the reason', async () => {
+  const payer = await fundedPayer();
+  const callsBefore = facilitator.calls.length;
+  const small = await payingChat(payer, payer.account, {
+    offer: (required: { accepts: Array<{ amount: string }> }) => {
+      for (const option of required.accepts) option.amount = String(UNITS_PER_CREDIT / 2n);
+    },
+  });
+  assert.equal(small.error?.status, 402);
+  await assertRefused(payer, small.seen[1], 'amount_not_offered', callsBefore);
+
+  const swapped = await payingChat(payer, payer.account, {
+    payload: (payload: { accepted: { amount: string } }) => {
+      payload.accepted.amount = String(1000n * UNITS_PER_CREDIT);
+    },
+  });
+  await assertRefused(payer, swapped.seen[1], 'amount_mismatch', callsBefore);
+});
+
+test('a payment signed by another wallet than x-wallet-address is refused: a payment tops up only its own payer', async () => {
+  const payer = await fundedPayer();
+  const other = await fundedPayer();
+  const callsBefore = facilitator.calls.length;
+  const { seen, error } = await payingChat(payer, other.account);
+  assert.equal(error?.status, 402);
+  await assertRefused(payer, seen[1], 'payer_mismatch', callsBefore);
+  assert.equal((await gateway.ledger.balance(other.wallet)).total_deposited, 0);
+});
+
+test('a facilitator that is down answers 503 with nothing credited or served; the same payment works once it is back', async () => {
+  const payer = await fundedPayer();
+  const header = await signedPaymentHeader(payer);
+  await facilitator.stop();
+  try {
+    const down = await sendPaid(payer, header);
+    assert.equal(down.status, 503);
+    assert.equal(errorOf(down).code, 'facilitator_unavailable');
+    assert.ok(down.headers.get('retry-after'));
+    assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
+    assert.equal(upstream.requests.length, 0);
+  } finally {
+    await facilitator.restart();
+  }
+  const back = await sendPaid(payer, header);
+  assert.equal(back.status, 200);
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+});
+
+test('a settlement that times out answers 503 payment_pending, is recorded, and is reconciled from authorizationState, once', async () => {
+  const payer = await fundedPayer();
+  const header = await signedPaymentHeader(payer);
+  const nonce = decode(header).payload.authorization.nonce as Hex;
+  facilitator.settleDelayMs = 3_000; // past the gateway's settleTimeoutMs (1.5 s): it settles after the gateway gave up
+  try {
+    const pending = await sendPaid(payer, header);
+    assert.equal(pending.status, 503);
+    assert.equal(errorOf(pending).code, 'payment_pending');
+    assert.equal(pending.headers.get('retry-after'), '1');
+    assert.equal(upstream.requests.length, 0, 'nothing served');
+    assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
+    assert.equal(await authorizationUsed(payer.account.address, nonce), false, 'not settled yet');
+    // Retried before the chain has it: still pending, and not sent to the facilitator a second time.
+    const settles = facilitator.calls.filter((c) => c === 'POST /settle').length;
+    const early = await sendPaid(payer, header);
+    assert.equal(errorOf(early).code, 'payment_pending');
+    assert.equal(facilitator.calls.filter((c) => c === 'POST /settle').length, settles);
+    await facilitator.idle();
+  } finally {
+    facilitator.settleDelayMs = 0;
+  }
+  assert.equal(await authorizationUsed(payer.account.address, nonce), true, 'the facilitator settled it late');
+  // The reconciler (every 250 ms here) reads authorizationState and credits it.
+  const deadline = Date.now() + 10_000;
+  while ((await gateway.ledger.balance(payer.wallet)).total_deposited === 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+  assert.ok(gateway.logs.some((line) => line.msg === 'x402 pending payment settled on chain: credited' && line.wallet === payer.wallet));
+  // The client's retry with the same payment is now served, and credits nothing more.
+  const served = await sendPaid(payer, header);
+  assert.equal(served.status, 200);
+  const balance = await gateway.ledger.balance(payer.wallet);
+  assert.equal(balance.total_deposited, Number(TOP_UP));
+  assert.equal(balance.total_spent, 1);
+});
