@@ -18,6 +18,7 @@ import { ChatAbort } from '../chat/chat-abort.js';
 import { callerWallet } from './wallet.js';
 import { z } from 'zod';
 import { errorObjectSchema, type RouteDoc } from './route-doc.js';
+import { x402RouteDocs } from './x402-payment.js';
 
 export function registerChatRoutes(router: Router, guards: Middleware[], orchestrator: ChatOrchestrator): void {
   const ids = completionIds();
@@ -214,8 +215,10 @@ export const chatRouteDocs: RouteDoc[] = [
     description:
       'The gateway runs up to 8 rounds of its own tools and answers once: as JSON, or with `stream: true` as Server-Sent ' +
       'Events (`chat.completion.chunk` events, `: tool <name>` comments as tool rounds start and `: tool_result <JSON trace ' +
-      'entry>` as each call of a round ends, then `data: [DONE]`).',
+      'entry>` as each call of a round ends, then `data: [DONE]`).' +
+      x402RouteDocs.description,
     access: 'gated',
+    headers: x402RouteDocs.headers,
     body: chatRequestSchema,
     response: {
       description: 'The completion, or its event stream',
@@ -223,6 +226,7 @@ export const chatRouteDocs: RouteDoc[] = [
       headers: {
         'x-credits-charged': 'Credits this answer cost (JSON answers, credits on)',
         'x-credits-remaining': 'The balance after it',
+        ...x402RouteDocs.responseHeaders,
       },
     },
     errors: [402, 404, 502, 503, 504],

@@ -9,6 +9,7 @@ import { withCharge, type Charger } from '../accounts/charging.js';
 import { InvalidRequest, type GatewayError } from '../errors.js';
 import { invalidToolArguments, toolNotFound } from '../tools/tool-errors.js';
 import type { ToolRunner } from '../tools/types.js';
+import { x402RouteDocs } from './x402-payment.js';
 import { callerWallet } from './wallet.js';
 import { errorObjectSchema, json, type RouteDoc } from './route-doc.js';
 
@@ -133,10 +134,13 @@ export const toolRouteDocs: RouteDoc[] = [
     tag: 'Tools',
     summary: 'Run one tool directly',
     description:
-      `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. ` + 'Every failure carries `ok: false` and `tool` beside `error`.',
+      `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. ` +
+      'Every failure carries `ok: false` and `tool` beside `error`.' +
+      x402RouteDocs.description,
     access: 'gated',
+    headers: x402RouteDocs.headers,
     body: executeBody,
-    response: { description: "The tool's result", content: json(executeResultSchema) },
+    response: { description: "The tool's result", content: json(executeResultSchema), headers: x402RouteDocs.responseHeaders },
     errors: [402, 404, 502, 503, 504],
     errorBody: executeErrorSchema,
   },

@@ -10,6 +10,7 @@
  *   router.post('/v1/chat/completions', gated, x402Payment(payments, publicUrl), handler)
  */
 import type { Context, Next } from 'koa';
+import { z } from 'zod';
 import { InsufficientCredits } from '../errors.js';
 import type { X402Payments } from '../x402/payments.js';
 import { encodeHeader, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER } from '../x402/wire.js';
@@ -31,3 +32,21 @@ export function x402Payment(payments: X402Payments, publicUrl: string) {
     }
   };
 }
+
+/** What the OpenAPI entries of the routes that take payments add (request header, response header, the 402's offer). */
+export const x402RouteDocs = {
+  headers: z.object({
+    'payment-signature': z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'x402 v2 payment (base64 JSON PaymentPayload, scheme exact) answering a PAYMENT-REQUIRED offer; tops up this wallet first',
+      }),
+  }),
+  responseHeaders: { 'payment-response': 'With a PAYMENT-SIGNATURE: the x402 settlement (base64 JSON SettleResponse)' },
+  description:
+    ' With x402 on, a 402 insufficient_credits also carries PAYMENT-REQUIRED (base64 JSON x402 v2 PaymentRequired: top-ups in a ' +
+    'stablecoin); retrying with PAYMENT-SIGNATURE credits the wallet once and serves the request. A refused payment is 402 ' +
+    'payment_invalid; an unreachable facilitator 503 facilitator_unavailable; an unknown settlement outcome 503 payment_pending.',
+};
