@@ -9,7 +9,12 @@ import { guarded, type Sql } from './database.js';
 import { recordFromRow, type X402PaymentRecord, type X402PaymentRecords, type X402PaymentRow } from '../x402-payment-records.js';
 
 export class PostgresX402PaymentRecords implements X402PaymentRecords {
-  constructor(private readonly sql: Sql) {}
+  /** A row as `recordFromRow` reads it: the amount as text (it may pass 2^53). */
+  private readonly columns;
+
+  constructor(private readonly sql: Sql) {
+    this.columns = sql.unsafe('id, wallet, network, asset, amount::text as amount, nonce, signature, valid_before, state, tx');
+  }
 
   async claim(record: Omit<X402PaymentRecord, 'state' | 'transaction'>): Promise<X402PaymentRecord | undefined> {
     return guarded(async () => {
@@ -19,7 +24,7 @@ export class PostgresX402PaymentRecords implements X402PaymentRecords {
           ${record.nonce}, ${record.signature}, ${record.validBefore}::bigint, 'pending')
         on conflict (id) do nothing returning id`;
       if (inserted.length > 0) return undefined;
-      const rows = await this.sql<X402PaymentRow[]>`select *, amount::text as amount from x402_payments where id = ${record.id}`;
+      const rows = await this.sql<X402PaymentRow[]>`select ${this.columns} from x402_payments where id = ${record.id}`;
       return rows[0] ? recordFromRow(rows[0]) : undefined;
     });
   }
@@ -34,8 +39,7 @@ export class PostgresX402PaymentRecords implements X402PaymentRecords {
 
   async pending(limit: number): Promise<X402PaymentRecord[]> {
     const rows = await guarded(
-      () =>
-        this.sql<X402PaymentRow[]>`select *, amount::text as amount from x402_payments where state = 'pending' order by seq limit ${limit}`,
+      () => this.sql<X402PaymentRow[]>`select ${this.columns} from x402_payments where state = 'pending' order by seq limit ${limit}`,
     );
     return rows.map(recordFromRow);
   }
