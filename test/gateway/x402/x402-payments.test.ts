@@ -38,7 +38,6 @@ before(async () => {
   upstream = await startScriptedUpstream();
   gateway = await startChatGateway({
     upstream,
-    tools: false,
     config: (json) => {
       json.freeMode = false;
       json.x402 = {
@@ -357,4 +356,65 @@ test('a settlement that times out answers 503 payment_pending, is recorded, and 
   const balance = await gateway.ledger.balance(payer.wallet);
   assert.equal(balance.total_deposited, Number(TOP_UP));
   assert.equal(balance.total_spent, 1);
+});
+
+test('a direct tool execution offers and takes payment too (its own error shape); /mcp never offers one', async () => {
+  const payer = await fundedPayer();
+  const execute = (headers: Record<string, string>) =>
+    fetch(`${gateway.url}/v1/tools/execute`, {
+      method: 'POST',
+      headers: authHeaders(payer.key, payer.wallet, headers),
+      body: JSON.stringify({ tool: 'echo', args: { text: 'paid' } }),
+    });
+  const offer = await execute({});
+  assert.equal(offer.status, 402);
+  const body = (await offer.json()) as { ok: boolean; tool: string; error: { code: string } };
+  assert.deepEqual([body.ok, body.tool, body.error.code], [false, 'echo', 'insufficient_credits']);
+  const required = decode(offer.headers.get('payment-required'));
+  assert.equal(required.resource.url, `${gateway.config.server.publicUrl}/v1/tools/execute`);
+  const http = x402HttpClient(payer.account);
+  const payload = await http.createPaymentPayload(http.getPaymentRequiredResponse((n) => offer.headers.get(n), body));
+  const paid = await execute(http.encodePaymentSignatureHeader(payload));
+  assert.equal(paid.status, 200);
+  assert.deepEqual(((await paid.json()) as { result: unknown }).result, { text: 'paid' });
+  assert.equal(decode(paid.headers.get('payment-response')).success, true);
+  assert.deepEqual(await gateway.ledger.balance(payer.wallet), {
+    address: payer.wallet,
+    credits: Number(TOP_UP) - 1,
+    total_deposited: Number(TOP_UP),
+    total_spent: 1,
+  });
+
+  const empty = await fundedPayer();
+  const mcp = await fetch(`${gateway.url}/mcp`, {
+    method: 'POST',
+    headers: { ...authHeaders(empty.key, empty.wallet), accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }),
+  });
+  const answer = (await mcp.json()) as { result?: { isError?: boolean; content: Array<{ text: string }> } };
+  assert.equal(answer.result?.isError, true);
+  assert.match(answer.result?.content[0].text ?? '', /insufficient_credits/);
+  assert.equal(mcp.headers.get('payment-required'), null, 'no payment offer on /mcp');
+});
+
+test('a payment never stands in for the API key, and a recorded nonce signed anew is refused', async () => {
+  const payer = await fundedPayer();
+  const header = await signedPaymentHeader(payer);
+  const callsBefore = facilitator.calls.length;
+  const keyless = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'x-wallet-address': payer.wallet, 'content-type': 'application/json', 'payment-signature': header },
+    body: JSON.stringify(ask),
+  });
+  assert.equal(keyless.status, 401);
+  assert.equal(errorOf({ status: 401, headers: keyless.headers, body: await keyless.json() }).code, 'missing_api_key');
+  assert.equal(facilitator.calls.length, callsBefore, 'authentication runs first');
+
+  assert.equal((await sendPaid(payer, header)).status, 200);
+  const payload = decode(header);
+  payload.payload.signature = `0x${'00'.repeat(65)}`;
+  const reused = await sendPaid(payer, Buffer.from(JSON.stringify(payload)).toString('base64'));
+  assert.equal(reused.status, 402);
+  assert.match(errorOf(reused).message, /\(nonce_already_used\)/);
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
 });
