@@ -25,6 +25,8 @@ export interface X402PaymentRecord {
   signature: string;
   /** Unix seconds after which the authorization can no longer settle. */
   validBefore: number;
+  /** The chain's latest block when it was claimed: its settlement is at or after it (null: unknown). */
+  fromBlock: bigint | null;
   state: 'pending' | 'credited';
   /** The settlement transaction, when the facilitator reported it. */
   transaction: string | null;
@@ -44,7 +46,7 @@ export interface X402PaymentRecords {
 export const X402_PAYMENTS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS x402_payments (
     id TEXT PRIMARY KEY, wallet TEXT NOT NULL, network TEXT NOT NULL, asset TEXT NOT NULL, amount TEXT NOT NULL,
-    nonce TEXT NOT NULL, signature TEXT NOT NULL, valid_before INTEGER NOT NULL, state TEXT NOT NULL,
+    nonce TEXT NOT NULL, signature TEXT NOT NULL, valid_before INTEGER NOT NULL, from_block TEXT, state TEXT NOT NULL,
     tx TEXT, seq INTEGER NOT NULL);
   CREATE INDEX IF NOT EXISTS x402_payments_pending ON x402_payments (state, seq);`;
 
@@ -58,6 +60,7 @@ export interface X402PaymentRow {
   nonce: string;
   signature: string;
   valid_before: number | string;
+  from_block: string | null;
   state: string;
   tx: string | null;
 }
@@ -72,6 +75,7 @@ export function recordFromRow(row: X402PaymentRow): X402PaymentRecord {
     nonce: row.nonce,
     signature: row.signature,
     validBefore: Number(row.valid_before),
+    fromBlock: row.from_block === null ? null : BigInt(row.from_block),
     state: row.state === 'credited' ? 'credited' : 'pending',
     transaction: row.tx,
   };
@@ -87,7 +91,7 @@ export async function openSqliteX402PaymentRecords(db: SqliteConnection): Promis
       const stored = await byId(record.id);
       if (stored) return recordFromRow(stored);
       await db.run(
-        'INSERT INTO x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, state, tx, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)',
+        'INSERT INTO x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, state, tx, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)',
         [
           record.id,
           record.wallet,
@@ -97,6 +101,7 @@ export async function openSqliteX402PaymentRecords(db: SqliteConnection): Promis
           record.nonce,
           record.signature,
           record.validBefore,
+          record.fromBlock === null ? null : String(record.fromBlock),
           'pending',
           ++seq,
         ],

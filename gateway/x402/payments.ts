@@ -14,20 +14,22 @@
  *   const payments = new X402Payments({ config: config.x402, ledger, records, logger })
  *   const settled = await payments.pay(wallet, ctx.get('payment-signature'), resourceUrl)
  */
-import type { X402Config } from '../config.js';
+import type { X402Asset, X402Config } from '../config.js';
 import { FacilitatorUnavailable, PaymentInvalid, PaymentPending, zodIssue } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
 import type { X402PaymentRecord, X402PaymentRecords } from '../accounts/x402-payment-records.js';
 import type { Logger } from '../logger.js';
 import { FacilitatorClient } from './facilitator-client.js';
 import { X402Offers } from './offer.js';
-import { authorizationUsed } from './authorization-state.js';
+import { latestBlock, settlementState } from './settlement-reads.js';
 import { decodeHeader, encodeHeader, PAYMENT_REQUIRED_HEADER, paymentPayloadSchema, type SettleResponse } from './wire.js';
 
 /** Facilitator error reasons that say the transfer may still land (the exact scheme's `settlement_pending`). */
 const PENDING_REASON = /pending|timeout|timed_out/i;
 /** How many pending records one reconcile pass reads. */
 const RECONCILE_BATCH = 100;
+/** The claim's block read may not hold a payment up longer than this (null then: the nonce's state alone decides). */
+const BLOCK_READ_TIMEOUT_MS = 3_000;
 
 export interface X402PaymentsDeps {
   config: X402Config;
@@ -77,6 +79,7 @@ export class X402Payments {
     const match = this.offers.match(payload, wallet, this.now());
     if (!match.asset) throw refuse(match.reason, match.message);
     const { authorization } = payload.payload;
+    const fromBlock = await this.blockOrNull(match.asset);
     const record = {
       id: `${match.asset.network}:${authorization.nonce.toLowerCase()}`,
       wallet,
@@ -86,6 +89,7 @@ export class X402Payments {
       nonce: authorization.nonce.toLowerCase(),
       signature: payload.payload.signature.toLowerCase(),
       validBefore: Number(authorization.validBefore),
+      fromBlock,
     };
     const earlier = await this.deps.records.claim(record);
     if (earlier) return this.again(earlier, record.signature, refuse);
@@ -165,13 +169,30 @@ export class X402Payments {
   private async reconcileOne(record: X402PaymentRecord): Promise<boolean> {
     const asset = this.deps.config.assets.find((a) => a.network === record.network && a.address.toLowerCase() === record.asset);
     if (!asset) return false; // no longer configured: kept, never guessed at
-    const used = await authorizationUsed({ rpcUrl: asset.rpcUrl, asset: record.asset, authorizer: record.wallet, nonce: record.nonce });
-    if (used) {
+    const state = await settlementState({
+      rpcUrl: asset.rpcUrl,
+      asset: record.asset,
+      payer: record.wallet,
+      payTo: this.deps.config.payTo,
+      amount: record.amount,
+      nonce: record.nonce,
+      fromBlock: record.fromBlock,
+    });
+    if (state === 'paid') {
       await this.credit(record);
       this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment settled on chain: credited');
       return true;
     }
-    if (this.now() > record.validBefore) {
+    if (state === 'spent_otherwise') {
+      // The payer spent the nonce on something else (another transfer, a cancellation): we were never paid.
+      await this.deps.records.forget(record.id);
+      this.deps.logger.warn(
+        { payment: record.id, wallet: record.wallet },
+        'x402 pending payment: nonce spent without paying us: forgotten',
+      );
+      return false;
+    }
+    if (state === 'unused' && this.now() > record.validBefore) {
       await this.deps.records.forget(record.id);
       this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment expired unused: forgotten');
     }
@@ -202,6 +223,21 @@ export class X402Payments {
       if (err instanceof FacilitatorUnavailable) await this.deps.records.forget(id);
       throw err;
     }
+  }
+
+  /** The chain's latest block, or null when the RPC does not answer soon (logged: reconciliation is then weaker). */
+  private async blockOrNull(asset: X402Asset): Promise<bigint | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), BLOCK_READ_TIMEOUT_MS)));
+    const block = await Promise.race([latestBlock(asset.rpcUrl).catch(() => null), late]);
+    clearTimeout(timer);
+    // The network, not the URL: an RPC URL often carries an API key.
+    if (block === null)
+      this.deps.logger.warn(
+        { network: asset.network },
+        'x402: the chain did not give its latest block; a pending payment will be judged by its nonce alone',
+      );
+    return block;
   }
 
   private retryAfterSeconds(): number {

@@ -13,15 +13,18 @@ export class PostgresX402PaymentRecords implements X402PaymentRecords {
   private readonly columns;
 
   constructor(private readonly sql: Sql) {
-    this.columns = sql.unsafe('id, wallet, network, asset, amount::text as amount, nonce, signature, valid_before, state, tx');
+    this.columns = sql.unsafe(
+      'id, wallet, network, asset, amount::text as amount, nonce, signature, valid_before, from_block::text as from_block, state, tx',
+    );
   }
 
   async claim(record: Omit<X402PaymentRecord, 'state' | 'transaction'>): Promise<X402PaymentRecord | undefined> {
     return guarded(async () => {
       const inserted = await this.sql`
-        insert into x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, state)
+        insert into x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, state)
         values (${record.id}, ${record.wallet}, ${record.network}, ${record.asset}, ${String(record.amount)}::numeric,
-          ${record.nonce}, ${record.signature}, ${record.validBefore}::bigint, 'pending')
+          ${record.nonce}, ${record.signature}, ${record.validBefore}::bigint,
+          ${record.fromBlock === null ? null : String(record.fromBlock)}::numeric, 'pending')
         on conflict (id) do nothing returning id`;
       if (inserted.length > 0) return undefined;
       const rows = await this.sql<X402PaymentRow[]>`select ${this.columns} from x402_payments where id = ${record.id}`;

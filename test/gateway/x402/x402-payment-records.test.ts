@@ -28,6 +28,7 @@ function payment() {
     nonce,
     signature: `0x${randomBytes(65).toString('hex')}`,
     validBefore: 1_900_000_000,
+    fromBlock: 18_446_744_073_709_551_617n,
   };
 }
 

@@ -7,7 +7,7 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { Address, Hex } from 'viem';
+import { parseSignature, type Address, type Hex } from 'viem';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { startEvmNode, type EvmNode } from '../../helpers/evm-node.js';
@@ -417,4 +417,60 @@ test('a payment never stands in for the API key, and a recorded nonce signed ane
   assert.equal(reused.status, 402);
   assert.match(errorOf(reused).message, /\(nonce_already_used\)/);
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+});
+
+test('a pending payment whose nonce the payer spent on another transfer is never credited', async () => {
+  const payer = await fundedPayer();
+  const header = await signedPaymentHeader(payer);
+  const { authorization } = decode(header).payload as { authorization: Record<string, string> };
+  facilitator.settleDelayMs = 3_000;
+  try {
+    assert.equal(errorOf(await sendPaid(payer, header)).code, 'payment_pending');
+    // Before the facilitator gets to it, the payer spends the same nonce on a transfer to itself.
+    const signature = await payer.account.signTypedData({
+      domain: { name: 'Test USD', version: '2', chainId: 31337, verifyingContract: token },
+      types: {
+        TransferWithAuthorization: [
+          { name: 'from', type: 'address' },
+          { name: 'to', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'validAfter', type: 'uint256' },
+          { name: 'validBefore', type: 'uint256' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'TransferWithAuthorization',
+      message: {
+        from: payer.account.address,
+        to: payer.account.address,
+        value: 1n,
+        validAfter: 0n,
+        validBefore: BigInt(authorization.validBefore),
+        nonce: authorization.nonce as Hex,
+      },
+    });
+    const { r, s, v } = parseSignature(signature);
+    const hash = await node.wallet(0).writeContract({
+      address: token,
+      abi: tokenAbi,
+      functionName: 'transferWithAuthorization',
+      args: [payer.account.address, payer.account.address, 1n, 0n, BigInt(authorization.validBefore), authorization.nonce, Number(v), r, s],
+    });
+    assert.equal((await node.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
+    await facilitator.idle();
+  } finally {
+    facilitator.settleDelayMs = 0;
+  }
+  assert.equal(await authorizationUsed(payer.account.address, authorization.nonce as Hex), true);
+  const forgotten = () =>
+    gateway.logs.some((l) => l.msg === 'x402 pending payment: nonce spent without paying us: forgotten' && l.wallet === payer.wallet);
+  const deadline = Date.now() + 10_000;
+  while (!forgotten() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.ok(forgotten(), 'the reconciler saw the nonce spent elsewhere');
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
+  // Sent again, it is a fresh claim the facilitator refuses: still nothing credited.
+  const again = await sendPaid(payer, header);
+  assert.equal(again.status, 402);
+  assert.equal(errorOf(again).code, 'payment_invalid');
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
 });

@@ -16,6 +16,8 @@ create table x402_payments (
   nonce text not null,
   signature text not null,
   valid_before bigint not null,
+  -- The chain's latest block at the claim: where reconciliation looks for the settlement's event.
+  from_block numeric(78, 0),
   state text not null check (state in ('pending', 'credited')),
   tx text,
   seq bigint generated always as identity
