@@ -4,7 +4,7 @@
  * gateway with x402 on, and a client that pays with a viem wallet through @x402/core's client
  * (what an x402 client library does: read PAYMENT-REQUIRED, sign, retry with PAYMENT-SIGNATURE).
  */
-import { test, before, after, beforeEach } from 'node:test';
+import { test, before, after, beforeEach, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { parseSignature, type Address, type Hex } from 'viem';
@@ -16,6 +16,7 @@ import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/ups
 import { startTestFacilitator, type TestFacilitator } from '../../fixtures/x402/test-facilitator.js';
 import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, startChatGateway } from '../chat/chat-harness.js';
+import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
 
 const NETWORK = 'eip155:31337';
 const UNITS_PER_CREDIT = 10_000n; // 0.01 TUSD (6 decimals) per credit
@@ -40,19 +41,24 @@ before(async () => {
     upstream,
     config: (json) => {
       json.freeMode = false;
-      json.x402 = {
-        facilitatorUrl: facilitator.url,
-        payTo,
-        assets: [
-          { network: NETWORK, address: token, name: 'Test USD', version: '2', unitsPerCredit: String(UNITS_PER_CREDIT), rpcUrl: node.url },
-        ],
-        topUpCredits: [Number(TOP_UP), 1000],
-        settleTimeoutMs: 1_500,
-        reconcileIntervalMs: 250,
-      };
+      json.x402 = x402Settings();
     },
   });
 });
+/** The gateway's x402 section: this chain's token, the test facilitator, a short settle timeout and a fast reconciler. */
+function x402Settings(): Record<string, unknown> {
+  return {
+    facilitatorUrl: facilitator.url,
+    payTo,
+    assets: [
+      { network: NETWORK, address: token, name: 'Test USD', version: '2', unitsPerCredit: String(UNITS_PER_CREDIT), rpcUrl: node.url },
+    ],
+    topUpCredits: [Number(TOP_UP), 1000],
+    settleTimeoutMs: 1_500,
+    reconcileIntervalMs: 250,
+  };
+}
+
 after(async () => {
   await gateway?.stop();
   await facilitator?.stop().catch(() => {});
@@ -63,15 +69,23 @@ beforeEach(() => upstream.reset());
 
 const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Hello.' }] };
 
-/** A fresh payer holding 1000 TUSD (and no ETH: the facilitator pays the gas), with a verified key and no credits. */
-async function fundedPayer(): Promise<{ account: PrivateKeyAccount; wallet: string; key: string }> {
+interface Payer {
+  account: PrivateKeyAccount;
+  wallet: string;
+  key: string;
+  /** The gateway it pays (the embedded one, or the cluster-mode one). */
+  gateway: TestGateway;
+}
+
+/** A fresh payer holding 1000 TUSD (and no ETH: the facilitator pays the gas), with a verified key of `gw` and no credits. */
+async function fundedPayer(gw = gateway): Promise<Payer> {
   const account = privateKeyToAccount(generatePrivateKey());
   const hash = await node
     .wallet(0)
     .writeContract({ address: token, abi: tokenAbi, functionName: 'mint', args: [account.address, 1_000_000_000n] });
   await node.publicClient.waitForTransactionReceipt({ hash });
   const wallet = account.address.toLowerCase();
-  return { account, wallet, key: await apiKeyFor(gateway, wallet) };
+  return { account, wallet, key: await apiKeyFor(gw, wallet), gateway: gw };
 }
 
 interface Exchange {
@@ -116,9 +130,9 @@ function payingFetch(
 }
 
 /** A chat with the official client, paying on 402; the exchanges and the outcome. */
-async function payingChat(payer: { account: PrivateKeyAccount; wallet: string; key: string }, signer = payer.account, tamper = {}) {
+async function payingChat(payer: Payer, signer = payer.account, tamper = {}) {
   const seen: Exchange[] = [];
-  const openai = openaiFor(gateway, payer.key, payer.wallet);
+  const openai = openaiFor(payer.gateway, payer.key, payer.wallet);
   const paying = openai.withOptions({ fetch: payingFetch(signer, seen, tamper) });
   const outcome = await paying.chat.completions.create(ask).then(
     (completion) => ({ completion, error: undefined }),
@@ -232,12 +246,9 @@ test('the same payment sent again credits nothing more and is not settled again'
 });
 
 /** Ask without paying, sign the offer's first option: the PAYMENT-SIGNATURE value a client would send. */
-async function signedPaymentHeader(
-  payer: { account: PrivateKeyAccount; wallet: string; key: string },
-  signer = payer.account,
-): Promise<string> {
+async function signedPaymentHeader(payer: Payer, signer = payer.account): Promise<string> {
   const http = x402HttpClient(signer);
-  const offer = await fetch(`${gateway.url}/v1/chat/completions`, {
+  const offer = await fetch(`${payer.gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: authHeaders(payer.key, payer.wallet),
     body: JSON.stringify(ask),
@@ -248,8 +259,8 @@ async function signedPaymentHeader(
 }
 
 /** POST the chat with a PAYMENT-SIGNATURE header: status, headers and body. */
-async function sendPaid(payer: { wallet: string; key: string }, header: string): Promise<Exchange> {
-  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+async function sendPaid(payer: Payer, header: string): Promise<Exchange> {
+  const response = await fetch(`${payer.gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: authHeaders(payer.key, payer.wallet, { 'payment-signature': header }),
     body: JSON.stringify(ask),
@@ -344,10 +355,7 @@ test('a settlement that times out answers 503 payment_pending, is recorded, and 
   }
   assert.equal(await authorizationUsed(payer.account.address, nonce), true, 'the facilitator settled it late');
   // The reconciler (every 250 ms here) reads authorizationState and credits it.
-  const deadline = Date.now() + 10_000;
-  while ((await gateway.ledger.balance(payer.wallet)).total_deposited === 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await eventually(async () => (await gateway.ledger.balance(payer.wallet)).total_deposited > 0);
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
   assert.ok(gateway.logs.some((line) => line.msg === 'x402 pending payment settled on chain: credited' && line.wallet === payer.wallet));
   // The client's retry with the same payment is now served, and credits nothing more.
@@ -464,8 +472,7 @@ test('a pending payment whose nonce the payer spent on another transfer is never
   assert.equal(await authorizationUsed(payer.account.address, authorization.nonce as Hex), true);
   const forgotten = () =>
     gateway.logs.some((l) => l.msg === 'x402 pending payment: nonce spent without paying us: forgotten' && l.wallet === payer.wallet);
-  const deadline = Date.now() + 10_000;
-  while (!forgotten() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  await eventually(async () => forgotten());
   assert.ok(forgotten(), 'the reconciler saw the nonce spent elsewhere');
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
   // Sent again, it is a fresh claim the facilitator refuses: still nothing credited.
@@ -473,4 +480,57 @@ test('a pending payment whose nonce the payer spent on another transfer is never
   assert.equal(again.status, 402);
   assert.equal(errorOf(again).code, 'payment_invalid');
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
+});
+
+/** Wait until `ready` holds (the reconciler runs every 250 ms here), at most 10 s. */
+async function eventually(ready: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await ready()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+const services = await clusterServices();
+
+describe('cluster mode: the ledger and the payment records in PostgreSQL', { skip: services.skip }, () => {
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  let cluster: TestGateway;
+  before(async () => {
+    database = await freshDatabase();
+    cluster = await startChatGateway({
+      upstream,
+      tools: false,
+      config: (json) => {
+        json.freeMode = false;
+        json.x402 = x402Settings();
+        json.cluster = { databaseUrl: database.url };
+      },
+    });
+  });
+  after(async () => {
+    await cluster?.stop();
+    await database?.drop();
+  });
+
+  test('a paid chat is credited in PostgreSQL, and a pending settlement is reconciled from its PostgreSQL record', async () => {
+    const payer = await fundedPayer(cluster);
+    upstream.script({ text: 'Served by the cluster.' });
+    const { completion, error } = await payingChat(payer);
+    assert.equal(error, undefined);
+    assert.equal(completion?.choices[0].message.content, 'Served by the cluster.');
+    assert.equal((await cluster.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+
+    const late = await fundedPayer(cluster);
+    const header = await signedPaymentHeader(late);
+    facilitator.settleDelayMs = 3_000;
+    try {
+      assert.equal(errorOf(await sendPaid(late, header)).code, 'payment_pending');
+      await facilitator.idle();
+    } finally {
+      facilitator.settleDelayMs = 0;
+    }
+    await eventually(async () => (await cluster.ledger.balance(late.wallet)).total_deposited > 0);
+    assert.equal((await cluster.ledger.balance(late.wallet)).total_deposited, Number(TOP_UP));
+    const served = await sendPaid(late, header);
+    assert.equal(served.status, 200);
+    assert.equal((await cluster.ledger.balance(late.wallet)).total_deposited, Number(TOP_UP));
+  });
 });
