@@ -21,8 +21,16 @@ import type { X402PaymentRecord, X402PaymentRecords } from '../accounts/x402-pay
 import type { Logger } from '../logger.js';
 import { FacilitatorClient } from './facilitator-client.js';
 import { X402Offers } from './offer.js';
-import { latestBlock, settlementState } from './settlement-reads.js';
-import { decodeHeader, encodeHeader, PAYMENT_REQUIRED_HEADER, paymentPayloadSchema, type SettleResponse } from './wire.js';
+import { latestBlock, settlementState, type SettlementState } from './settlement-reads.js';
+import {
+  decodeHeader,
+  encodeHeader,
+  PAYMENT_REQUIRED_HEADER,
+  paymentPayloadSchema,
+  type PaymentPayload,
+  type PaymentRequirements,
+  type SettleResponse,
+} from './wire.js';
 
 /** Facilitator error reasons that say the transfer may still land (the exact scheme's `settlement_pending`). */
 const PENDING_REASON = /pending|timeout|timed_out/i;
@@ -30,6 +38,13 @@ const PENDING_REASON = /pending|timeout|timed_out/i;
 const RECONCILE_BATCH = 100;
 /** The claim's block read may not hold a payment up longer than this (null then: the nonce's state alone decides). */
 const BLOCK_READ_TIMEOUT_MS = 3_000;
+
+type Refuse = (reason: string, message: string) => PaymentInvalid;
+
+/** What PAYMENT-RESPONSE says of a payment credited before (replayed, or reconciled): the transaction when known. */
+function settledResponse(record: X402PaymentRecord): SettleResponse {
+  return { success: true, transaction: record.transaction ?? '', network: record.network, payer: record.wallet };
+}
 
 export interface X402PaymentsDeps {
   config: X402Config;
@@ -71,7 +86,7 @@ export class X402Payments {
    * settled, PaymentPending (503) when the settlement's outcome is not known yet.
    */
   async pay(wallet: string, header: string, resourceUrl: string): Promise<SettleResponse> {
-    const refuse = (reason: string, message: string) => new PaymentInvalid(reason, message, this.offerHeaders(resourceUrl, 0, reason));
+    const refuse: Refuse = (reason, message) => new PaymentInvalid(reason, message, this.offerHeaders(resourceUrl, 0, reason));
     const parsed = paymentPayloadSchema.safeParse(decodeHeader(header));
     if (!parsed.success)
       throw refuse('invalid_payload', `PAYMENT-SIGNATURE is not an x402 v2 exact EVM payment: ${zodIssue(parsed.error).message}`);
@@ -94,29 +109,7 @@ export class X402Payments {
     const earlier = await this.deps.records.claim(record);
     if (earlier) return this.again(earlier, record.signature, refuse);
 
-    const verdict = await this.forgetOnThrow(record.id, () => this.facilitator.verify(payload, match.requirements));
-    if (!verdict.isValid) {
-      await this.deps.records.forget(record.id);
-      throw refuse(verdict.invalidReason ?? 'invalid_payment', verdict.invalidMessage ?? 'the facilitator refused the payment');
-    }
-    const outcome = await this.forgetOnThrow(record.id, () => this.facilitator.settle(payload, match.requirements));
-    if (outcome.kind === 'unknown' || (!outcome.response.success && PENDING_REASON.test(outcome.response.errorReason ?? ''))) {
-      this.deps.logger.warn(
-        { payment: record.id, wallet, detail: outcome.kind === 'unknown' ? outcome.detail : outcome.response.errorReason },
-        'x402 settlement outcome unknown: pending',
-      );
-      throw new PaymentPending(this.retryAfterSeconds());
-    }
-    const settlement = outcome.response;
-    if (!settlement.success) {
-      await this.deps.records.forget(record.id);
-      throw refuse(
-        settlement.errorReason ?? 'settlement_failed',
-        settlement.errorMessage ?? 'the facilitator could not settle the payment',
-      );
-    }
-    await this.credit({ ...record, state: 'pending', transaction: settlement.transaction });
-    return { ...settlement, payer: wallet, network: record.network };
+    return this.verifyAndSettle(payload, match.requirements, { ...record, state: 'pending', transaction: null }, refuse);
   }
 
   /**
@@ -152,23 +145,56 @@ export class X402Payments {
     await this.reconciling;
   }
 
-  /** The same payment id again: a replay of a credited payment credits nothing; a pending one is reconciled now. */
-  private async again(
-    earlier: X402PaymentRecord,
-    signature: string,
-    refuse: (reason: string, message: string) => PaymentInvalid,
+  /** A newly claimed payment: the facilitator verifies, then settles; credited once settled. */
+  private async verifyAndSettle(
+    payload: PaymentPayload,
+    requirements: PaymentRequirements,
+    record: X402PaymentRecord,
+    refuse: Refuse,
   ): Promise<SettleResponse> {
-    if (earlier.signature !== signature) {
-      throw refuse('nonce_already_used', 'this authorization nonce was already used by another payment; sign a new one');
+    const verdict = await this.forgetOnThrow(record.id, () => this.facilitator.verify(payload, requirements));
+    if (!verdict.isValid) {
+      await this.deps.records.forget(record.id);
+      throw refuse(verdict.invalidReason ?? 'invalid_payment', verdict.invalidMessage ?? 'the facilitator refused the payment');
     }
-    if (earlier.state === 'pending' && !(await this.reconcileOne(earlier))) throw new PaymentPending(this.retryAfterSeconds());
-    return { success: true, transaction: earlier.transaction ?? '', network: earlier.network, payer: earlier.wallet };
+    const outcome = await this.forgetOnThrow(record.id, () => this.facilitator.settle(payload, requirements));
+    if (outcome.kind === 'unknown' || (!outcome.response.success && PENDING_REASON.test(outcome.response.errorReason ?? ''))) {
+      const detail = outcome.kind === 'unknown' ? outcome.detail : outcome.response.errorReason;
+      this.deps.logger.warn({ payment: record.id, wallet: record.wallet, detail }, 'x402 settlement outcome unknown: pending');
+      throw new PaymentPending(this.retryAfterSeconds());
+    }
+    const settlement = outcome.response;
+    if (settlement.success) {
+      await this.credit({ ...record, transaction: settlement.transaction });
+      return { ...settlement, payer: record.wallet, network: record.network };
+    }
+    // The chain, not the facilitator's word, decides whether money moved: a transfer that landed is credited.
+    const state = await this.reconcileOne(record).catch(() => 'unconfirmed' as const);
+    if (state === 'paid') return settledResponse(record);
+    if (state === 'unconfirmed') throw new PaymentPending(this.retryAfterSeconds());
+    await this.deps.records.forget(record.id);
+    throw refuse(settlement.errorReason ?? 'settlement_failed', settlement.errorMessage ?? 'the facilitator could not settle the payment');
   }
 
-  /** true when the payment is credited now (or was); false while its outcome is still open. */
-  private async reconcileOne(record: X402PaymentRecord): Promise<boolean> {
+  /** The same payment id again: a replay of a credited payment credits nothing; a pending one is reconciled now. */
+  private async again(earlier: X402PaymentRecord, signature: string, refuse: Refuse): Promise<SettleResponse> {
+    const reused = () => refuse('nonce_already_used', 'this authorization nonce was already used by another payment; sign a new one');
+    if (earlier.signature !== signature) throw reused();
+    if (earlier.state === 'credited') return settledResponse(earlier);
+    const state = await this.reconcileOne(earlier).catch(() => 'unconfirmed' as const);
+    if (state === 'paid') return settledResponse(earlier);
+    if (state === 'spent_otherwise') throw reused();
+    throw new PaymentPending(this.retryAfterSeconds());
+  }
+
+  /**
+   * Decide a pending payment from the chain and act on it: `paid` is credited, `spent_otherwise`
+   * forgotten, `unused` forgotten once expired; `unconfirmed` (and an asset no longer configured)
+   * stays pending.
+   */
+  private async reconcileOne(record: X402PaymentRecord): Promise<SettlementState> {
     const asset = this.deps.config.assets.find((a) => a.network === record.network && a.address.toLowerCase() === record.asset);
-    if (!asset) return false; // no longer configured: kept, never guessed at
+    if (!asset) return 'unconfirmed'; // no longer configured: kept, never guessed at
     const state = await settlementState({
       rpcUrl: asset.rpcUrl,
       asset: record.asset,
@@ -181,7 +207,7 @@ export class X402Payments {
     if (state === 'paid') {
       await this.credit(record);
       this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment settled on chain: credited');
-      return true;
+      return state;
     }
     if (state === 'spent_otherwise') {
       // The payer spent the nonce on something else (another transfer, a cancellation): we were never paid.
@@ -190,13 +216,13 @@ export class X402Payments {
         { payment: record.id, wallet: record.wallet },
         'x402 pending payment: nonce spent without paying us: forgotten',
       );
-      return false;
+      return state;
     }
     if (state === 'unused' && this.now() > record.validBefore) {
       await this.deps.records.forget(record.id);
       this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment expired unused: forgotten');
     }
-    return false;
+    return state;
   }
 
   private async credit(record: X402PaymentRecord): Promise<void> {

@@ -427,6 +427,23 @@ test('a payment never stands in for the API key, and a recorded nonce signed ane
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
 });
 
+test('a settlement the facilitator reports failed, which the chain confirms, is 402 with its reason and can be paid again', async () => {
+  const payer = await fundedPayer();
+  const header = await signedPaymentHeader(payer);
+  facilitator.failSettle = true;
+  try {
+    const failed = await sendPaid(payer, header);
+    assert.equal(failed.status, 402);
+    assert.match(errorOf(failed).message, /\(transaction_failed\)/);
+    assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
+    assert.equal(upstream.requests.length, 0);
+  } finally {
+    facilitator.failSettle = false;
+  }
+  assert.equal((await sendPaid(payer, header)).status, 200, 'the claim was dropped: the same payment settles now');
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+});
+
 test('a pending payment whose nonce the payer spent on another transfer is never credited', async () => {
   const payer = await fundedPayer();
   const header = await signedPaymentHeader(payer);
