@@ -12,7 +12,8 @@
  * back to the wallet (credits + held), so total_deposited = credits + total_spent on arrival.
  * Grant idempotency records are not copied (a retried grant from before the move is a new grant).
  * The permanent records of outside payments (deposits, x402) and the remainders below one credit
- * are copied, so a payment credited before the move still counts once after it.
+ * are copied, so a payment credited before the move still counts once after it; so are the x402
+ * payment records, so a settlement still pending is reconciled after the move.
  *
  * @example
  *   DATA_DIR=./data DATABASE_URL=postgres://… npm run credits -- migrate-to-postgres
@@ -27,6 +28,7 @@ import { KeyvKeyStore } from '../accounts/keyv-key-store.js';
 import type { ApiKeyRecord, Balance } from '../accounts/types.js';
 import { openDatabase } from '../accounts/postgres/database.js';
 import { migrate } from '../accounts/postgres/migrate.js';
+import type { X402PaymentRow } from '../accounts/x402-payment-records.js';
 
 export interface MigrationReport {
   keys: { copied: number; skipped: number };
@@ -35,6 +37,8 @@ export interface MigrationReport {
   credits: number;
   /** Outside payments' permanent records (remainders travel with them). */
   externalCredits: { copied: number; skipped: number };
+  /** x402 payments sent for settlement (pending ones are reconciled from PostgreSQL afterwards). */
+  x402Payments: { copied: number; skipped: number };
 }
 
 interface ExternalCreditRow {
@@ -53,7 +57,7 @@ const WALLET_INDEX = 'wallet:';
 
 /**
  * What the embedded ledger stored that its contract has no call to list (opened by openAccounts
- * first, so its tables exist): every wallet, every outside payment, every remainder.
+ * first, so its tables exist): every wallet, every outside payment, every remainder, every x402 payment record.
  */
 async function ledgerRows(dataDir: string) {
   const db = await openSqlite(join(dataDir, STORE_FILE));
@@ -62,6 +66,7 @@ async function ledgerRows(dataDir: string) {
       addresses: (await db.all<{ address: string }>('SELECT address FROM ledger_wallets ORDER BY address')).map((row) => row.address),
       externalCredits: await db.all<ExternalCreditRow>('SELECT * FROM ledger_external_credits'),
       remainders: await db.all<{ wallet: string; remainder_key: string; units: string }>('SELECT * FROM ledger_remainders'),
+      x402Payments: await db.all<X402PaymentRow>('SELECT * FROM x402_payments ORDER BY seq'),
     };
   } finally {
     await db.close();
@@ -91,6 +96,7 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           wallets: { copied: 0, skipped: 0 },
           credits: 0,
           externalCredits: { copied: 0, skipped: 0 },
+          x402Payments: { copied: 0, skipped: 0 },
         };
         for (const { hash, record } of keys) {
           const inserted = await tx`
@@ -125,6 +131,14 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           await tx`
             insert into credit_remainders (wallet, remainder_key, units) values (${row.wallet}, ${row.remainder_key}, ${row.units}::numeric)
             on conflict do nothing`;
+        }
+        for (const row of stored.x402Payments) {
+          const inserted = await tx`
+            insert into x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, state, tx)
+            values (${row.id}, ${row.wallet}, ${row.network}, ${row.asset}, ${row.amount}::numeric, ${row.nonce}, ${row.signature},
+              ${row.valid_before}::bigint, ${row.from_block}::numeric, ${row.state}, ${row.tx})
+            on conflict do nothing returning id`;
+          report.x402Payments[inserted.length === 1 ? 'copied' : 'skipped']++;
         }
         return report;
       });
