@@ -19,6 +19,7 @@ import { createUpstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
 import type { X402PaymentRecords } from './accounts/x402-payment-records.js';
 import { X402Payments } from './x402/payments.js';
+import { urlWithoutPassword } from './url-without-password.js';
 
 export interface RunningGateway {
   config: Config;
@@ -156,7 +157,10 @@ function openX402(config: Config, accounts: ModeAccounts, logger: Logger): X402P
   if (!config.x402 || config.freeMode) return undefined;
   const payments = new X402Payments({ config: config.x402, ledger: accounts.ledger, records: accounts.paymentRecords, logger });
   payments.start();
-  logger.info({ facilitator: config.x402.facilitatorUrl, networks: config.x402.assets.map((a) => a.network) }, 'x402 top-ups on');
+  logger.info(
+    { facilitator: urlWithoutPassword(config.x402.facilitatorUrl), networks: config.x402.assets.map((a) => a.network) },
+    'x402 top-ups on',
+  );
   return payments;
 }
 

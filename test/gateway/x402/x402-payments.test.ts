@@ -113,7 +113,9 @@ function payingFetch(
 ): typeof fetch {
   const http = x402HttpClient(signer);
   const record = async (response: Response) => {
-    seen.push({ status: response.status, headers: response.headers, body: await response.clone().json() });
+    // JSON answers are read (a copy); an event stream is left to its reader.
+    const body = response.headers.get('content-type')?.includes('json') ? await response.clone().json() : undefined;
+    seen.push({ status: response.status, headers: response.headers, body });
     return response;
   };
   return async (input, init) => {
@@ -219,6 +221,23 @@ test('an empty wallet gets a 402 offer, pays it, and its chat is served in the s
   assert.equal(balance.total_deposited, Number(smallest));
   assert.equal(balance.total_spent, 1);
   assert.equal(paid.headers.get('x-credits-remaining'), String(Number(smallest) - 1));
+});
+
+test("a streamed chat pays the same way: PAYMENT-RESPONSE comes with the stream's headers", async () => {
+  const payer = await fundedPayer();
+  upstream.script({ text: 'Streamed after paying.' });
+  const seen: Exchange[] = [];
+  const openai = openaiFor(gateway, payer.key, payer.wallet).withOptions({ fetch: payingFetch(payer.account, seen) });
+  const stream = await openai.chat.completions.create({ ...ask, stream: true });
+  let text = '';
+  for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+  assert.equal(text, 'Streamed after paying.');
+  assert.deepEqual(
+    seen.map((e) => e.status),
+    [402, 200],
+  );
+  assert.equal(decode(seen[1].headers.get('payment-response')).success, true);
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
 });
 
 test('the same payment sent again credits nothing more and is not settled again', async () => {
