@@ -8,7 +8,8 @@
  *
  * A settlement whose outcome is unknown stays a pending record; `reconcile` (on a timer, and when
  * the client retries the same payment) reads the token's `authorizationState(payer, nonce)` and
- * credits it when used, or forgets it once it expired unused.
+ * the transaction that spent the nonce (x402/settlement-reads.ts): credited when it paid us,
+ * forgotten when it paid someone else or the authorization expired unused.
  *
  * @example
  *   const payments = new X402Payments({ config: config.x402, ledger, records, logger })
@@ -51,8 +52,6 @@ export interface X402PaymentsDeps {
   ledger: Ledger;
   records: X402PaymentRecords;
   logger: Logger;
-  /** Unix seconds now (tests move the clock). */
-  now?: () => number;
 }
 
 export class X402Payments {
@@ -71,7 +70,7 @@ export class X402Payments {
       verifyTimeoutMs: config.verifyTimeoutMs,
       settleTimeoutMs: config.settleTimeoutMs,
     });
-    this.now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+    this.now = () => Math.floor(Date.now() / 1000);
   }
 
   /** The headers of a 402 that offers top-ups to a request `shortfall` credits short. */

@@ -54,6 +54,7 @@ function x402Settings(): Record<string, unknown> {
       { network: NETWORK, address: token, name: 'Test USD', version: '2', unitsPerCredit: String(UNITS_PER_CREDIT), rpcUrl: node.url },
     ],
     topUpCredits: [Number(TOP_UP), 1000],
+    verifyTimeoutMs: 4_000,
     settleTimeoutMs: 1_500,
     reconcileIntervalMs: 250,
   };
@@ -331,7 +332,7 @@ test('a payment signed by another wallet than x-wallet-address is refused: a pay
   assert.equal((await gateway.ledger.balance(other.wallet)).total_deposited, 0);
 });
 
-test('a facilitator that is down answers 503 with nothing credited or served; the same payment works once it is back', async () => {
+test('a facilitator that is down or too slow answers 503 with nothing credited or served; the same payment works once it is back', async () => {
   const payer = await fundedPayer();
   const header = await signedPaymentHeader(payer);
   await facilitator.stop();
@@ -344,6 +345,17 @@ test('a facilitator that is down answers 503 with nothing credited or served; th
     assert.equal(upstream.requests.length, 0);
   } finally {
     await facilitator.restart();
+  }
+  // Up but too slow to verify: the same answer, and still nothing credited.
+  facilitator.verifyDelayMs = 5_000;
+  try {
+    const slow = await sendPaid(payer, header);
+    assert.equal(slow.status, 503);
+    assert.equal(errorOf(slow).code, 'facilitator_unavailable');
+    assert.match(errorOf(slow).message, /verify: timed out/);
+    assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
+  } finally {
+    facilitator.verifyDelayMs = 0;
   }
   const back = await sendPaid(payer, header);
   assert.equal(back.status, 200);
