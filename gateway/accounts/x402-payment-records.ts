@@ -4,7 +4,7 @@
  * credited, or forgotten when it certainly never settled. A pending record outlives a crash or a
  * settlement timeout, so the reconciler can finish it from the chain; a credited one answers a
  * replay. The embedded store keeps them in the DATA_DIR SQLite file; cluster mode in PostgreSQL
- * (`postgres/postgres-x402-payment-records.ts`, migration 5).
+ * (`postgres/postgres-x402-payment-records.ts`, migration 8).
  *
  * @example
  *   const earlier = await records.claim(record)   // undefined: this call recorded it

@@ -1,5 +1,5 @@
 /**
- * x402 payment records in PostgreSQL (cluster mode; migration 5). A claim is one `insert … on
+ * x402 payment records in PostgreSQL (cluster mode; migration 8). A claim is one `insert … on
  * conflict do nothing`: of two instances claiming one payment, exactly one inserts it.
  *
  * @example

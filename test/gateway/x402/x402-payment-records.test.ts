@@ -1,6 +1,6 @@
 /**
  * The x402 payment records on both stores: the DATA_DIR SQLite file (embedded) and PostgreSQL
- * (cluster mode, migration 5). A claim records a payment once; the same id again returns the
+ * (cluster mode, migration 8). A claim records a payment once; the same id again returns the
  * stored record unchanged; only pending records are listed or forgotten.
  */
 import { after, before, describe, test } from 'node:test';

@@ -6,7 +6,7 @@ import * as ledger from './0001-ledger.js';
 import * as apiKeys from './0002-api-keys.js';
 import * as ledgerBatches from './0003-ledger-batches.js';
 import * as externalCredits from './0004-external-credits.js';
-import * as x402Payments from './0005-x402-payments.js';
+import * as x402Payments from './0008-x402-payments.js';
 
 export interface Migration {
   version: number;
@@ -19,5 +19,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 2, ...apiKeys },
   { version: 3, ...ledgerBatches },
   { version: 4, ...externalCredits },
-  { version: 5, ...x402Payments },
+  // 5-7 are on main (kept rounds, responses, deposits): this branch leaves their numbers free.
+  { version: 8, ...x402Payments },
 ];

@@ -1,5 +1,5 @@
 /**
- * Migration 5: x402 payments sent for settlement (accounts/x402-payment-records.ts). A row is
+ * Migration 8: x402 payments sent for settlement (accounts/x402-payment-records.ts). A row is
  * claimed before the facilitator is asked to settle and stays `pending` until the payment is
  * credited (or certainly never settled), so a settlement whose outcome was unknown is reconciled
  * from the chain by whichever instance runs the reconciler next.
