@@ -219,6 +219,7 @@ export const chatRouteDocs: RouteDoc[] = [
       x402RouteDocs.description,
     access: 'gated',
     headers: x402RouteDocs.headers,
+    errorHeaders: x402RouteDocs.errorHeaders,
     body: chatRequestSchema,
     response: {
       description: 'The completion, or its event stream',

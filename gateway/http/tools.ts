@@ -139,6 +139,7 @@ export const toolRouteDocs: RouteDoc[] = [
       x402RouteDocs.description,
     access: 'gated',
     headers: x402RouteDocs.headers,
+    errorHeaders: x402RouteDocs.errorHeaders,
     body: executeBody,
     response: { description: "The tool's result", content: json(executeResultSchema), headers: x402RouteDocs.responseHeaders },
     errors: [402, 404, 502, 503, 504],

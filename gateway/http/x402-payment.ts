@@ -36,15 +36,15 @@ export function x402Payment(payments: X402Payments, publicUrl: string) {
 /** What the OpenAPI entries of the routes that take payments add (request header, response header, the 402's offer). */
 export const x402RouteDocs = {
   headers: z.object({
-    'payment-signature': z
-      .string()
-      .optional()
-      .meta({
-        description:
-          'x402 v2 payment (base64 JSON PaymentPayload, scheme exact) answering a PAYMENT-REQUIRED offer; tops up this wallet first',
-      }),
+    'payment-signature': z.string().optional().meta({
+      description:
+        'x402 v2 payment (base64 JSON PaymentPayload, scheme exact) answering a PAYMENT-REQUIRED offer; tops up this wallet first',
+    }),
   }),
   responseHeaders: { 'payment-response': 'With a PAYMENT-SIGNATURE: the x402 settlement (base64 JSON SettleResponse)' },
+  errorHeaders: {
+    402: { 'payment-required': 'With x402 on: the offer (base64 JSON x402 v2 PaymentRequired), also after a refused payment' },
+  },
   description:
     ' With x402 on, a 402 insufficient_credits also carries PAYMENT-REQUIRED (base64 JSON x402 v2 PaymentRequired: top-ups in a ' +
     'stablecoin); retrying with PAYMENT-SIGNATURE credits the wallet once and serves the request. A refused payment is 402 ' +

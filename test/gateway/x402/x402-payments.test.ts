@@ -582,3 +582,17 @@ describe('cluster mode: the ledger and the payment records in PostgreSQL', { ski
     assert.equal((await cluster.ledger.balance(late.wallet)).total_deposited, Number(TOP_UP));
   });
 });
+
+test('/openapi.json documents PAYMENT-SIGNATURE, PAYMENT-RESPONSE and the 402 offer on the routes that take payments', async () => {
+  const document = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as any;
+  for (const path of ['/v1/chat/completions', '/v1/tools/execute']) {
+    const operation = document.paths[path].post;
+    assert.ok(
+      operation.parameters.some((p: { name: string; in: string }) => p.name === 'payment-signature' && p.in === 'header'),
+      path,
+    );
+    assert.ok(operation.responses['200'].headers['payment-response'], path);
+    assert.ok(operation.responses['402'].headers['payment-required'], path);
+  }
+  assert.equal(document.paths['/mcp'].post.responses['402']?.headers?.['payment-required'], undefined);
+});
