@@ -1,7 +1,7 @@
 /**
  * The facilitator's HTTP API (x402 v2 specification, "Facilitator"): POST /verify and POST
  * /settle, each with `{x402Version, paymentPayload, paymentRequirements}`, answering a
- * VerifyResponse / SettleResponse. What matters here is telling apart a facilitator that never
+ * VerifyResponse / SettleResponse; GET /supported, the kinds it settles. What matters here is telling apart a facilitator that never
  * took the payment (down, refused the connection: nothing can have moved) from a settlement whose
  * outcome is unknown (it may have broadcast the transfer before the answer was lost or late).
  *
@@ -12,6 +12,7 @@
 import { FacilitatorUnavailable } from '../errors.js';
 import {
   settleResponseSchema,
+  supportedResponseSchema,
   verifyResponseSchema,
   X402_VERSION,
   type PaymentPayload,
@@ -37,6 +38,17 @@ export class FacilitatorClient {
 
   constructor(private readonly options: FacilitatorOptions) {
     this.base = options.url.replace(/\/+$/, '');
+  }
+
+  /** The `scheme network` pairs the facilitator settles for x402 v2 (GET /supported). */
+  async supported(): Promise<Set<string>> {
+    const response = await fetch(`${this.base}/supported`, {
+      headers: { ...this.options.headers, accept: 'application/json' },
+      signal: AbortSignal.timeout(this.options.verifyTimeoutMs),
+    });
+    const parsed = supportedResponseSchema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) throw new Error(`GET /supported answered ${response.status} without a SupportedResponse`);
+    return new Set(parsed.data.kinds.filter((k) => k.x402Version === X402_VERSION).map((k) => `${k.scheme} ${k.network}`));
   }
 
   /** The facilitator's verdict; FacilitatorUnavailable when it does not give one (verifying moves no money). */

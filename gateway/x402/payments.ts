@@ -132,10 +132,24 @@ export class X402Payments {
     return this.reconciling;
   }
 
-  /** Reconcile every `reconcileIntervalMs` until `stop`. */
+  /** Reconcile every `reconcileIntervalMs` until `stop`; say at once whether the facilitator settles what is offered. */
   start(): void {
     this.timer ??= setInterval(() => void this.reconcile(), this.deps.config.reconcileIntervalMs);
     this.timer.unref();
+    void this.checkFacilitator();
+  }
+
+  /** A warning, never a failed start: the facilitator may come up later, and each payment asks it anyway. */
+  private async checkFacilitator(): Promise<void> {
+    try {
+      const kinds = await this.facilitator.supported();
+      const missing = this.deps.config.assets.map((a) => a.network).filter((network) => !kinds.has(`exact ${network}`));
+      if (missing.length > 0)
+        this.deps.logger.warn({ missing }, 'x402: the facilitator does not list exact payments (x402 v2) on these networks');
+      else this.deps.logger.info('x402: the facilitator settles every network offered');
+    } catch (err) {
+      this.deps.logger.warn({ err: String(err) }, 'x402: the facilitator did not answer GET /supported');
+    }
   }
 
   async stop(): Promise<void> {

@@ -98,6 +98,11 @@ export const settleResponseSchema = z.object({
 });
 export type SettleResponse = z.infer<typeof settleResponseSchema>;
 
+/** GET /supported's answer: the (version, scheme, network) kinds the facilitator settles. */
+export const supportedResponseSchema = z.object({
+  kinds: z.array(z.object({ x402Version: z.number(), scheme: z.string(), network: z.string() }).loose()),
+});
+
 /** Base64 of the JSON text (UTF-8), as the HTTP transport puts every x402 object in a header. */
 export function encodeHeader(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');

@@ -583,6 +583,13 @@ describe('cluster mode: the ledger and the payment records in PostgreSQL', { ski
   });
 });
 
+test('at start the gateway asks the facilitator what it settles (GET /supported) and finds the offered network', async () => {
+  const checked = async () => gateway.logs.some((l) => l.msg === 'x402: the facilitator settles every network offered');
+  await eventually(checked);
+  assert.ok(await checked());
+  assert.ok(facilitator.calls.includes('GET /supported'));
+});
+
 test('/openapi.json documents PAYMENT-SIGNATURE, PAYMENT-RESPONSE and the 402 offer on the routes that take payments', async () => {
   const document = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as any;
   for (const path of ['/v1/chat/completions', '/v1/tools/execute']) {
