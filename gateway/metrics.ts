@@ -13,6 +13,8 @@ export interface Metrics {
   chatRounds: Histogram<'model'>;
   chatTokens: Counter<'model' | 'kind'>;
   chatCredits: Counter<'model'>;
+  /** x402 payments by outcome (credited, replayed, refused, pending, facilitator_unavailable, reconciled, forgotten). */
+  x402Payments: Counter<'outcome'>;
 }
 
 export function createMetrics(): Metrics {
@@ -64,6 +66,12 @@ export function createMetrics(): Metrics {
       name: 'switchyard_chat_credits_charged_total',
       help: 'Credits charged for chat requests',
       labelNames: ['model'],
+      registers: [registry],
+    }),
+    x402Payments: new Counter({
+      name: 'switchyard_x402_payments_total',
+      help: 'x402 payments by outcome',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

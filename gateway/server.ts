@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config, Env } from './config.js';
 import { createApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { gracefulShutdown, type Closer } from './shutdown.js';
 import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { openAccounts } from './accounts/accounts.js';
@@ -84,7 +84,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
   const health = [accounts.health, tools, upstreams.health, draining];
   const { shuttingDown } = shutdown;
-  const x402 = openX402(config, accounts, logger);
+  const x402 = openX402(config, accounts, logger, metrics);
   if (x402) shutdown.onClose(() => x402.stop());
   const app = createApp({
     config,
@@ -153,9 +153,10 @@ interface ModeAccounts {
 }
 
 /** x402 top-ups when configured (and credits are on), reconciling pending settlements on a timer. */
-function openX402(config: Config, accounts: ModeAccounts, logger: Logger): X402Payments | undefined {
+function openX402(config: Config, accounts: ModeAccounts, logger: Logger, metrics: Metrics): X402Payments | undefined {
   if (!config.x402 || config.freeMode) return undefined;
-  const payments = new X402Payments({ config: config.x402, ledger: accounts.ledger, records: accounts.paymentRecords, logger });
+  const { ledger, paymentRecords: records } = accounts;
+  const payments = new X402Payments({ config: config.x402, ledger, records, logger, outcomes: metrics.x402Payments });
   payments.start();
   logger.info(
     { facilitator: urlWithoutPassword(config.x402.facilitatorUrl), networks: config.x402.assets.map((a) => a.network) },

@@ -20,6 +20,7 @@ import { FacilitatorUnavailable, PaymentInvalid, PaymentPending, zodIssue } from
 import type { Ledger } from '../accounts/types.js';
 import type { X402PaymentRecord, X402PaymentRecords } from '../accounts/x402-payment-records.js';
 import type { Logger } from '../logger.js';
+import type { Counter } from 'prom-client';
 import { FacilitatorClient } from './facilitator-client.js';
 import { X402Offers } from './offer.js';
 import { latestBlock, settlementState, type SettlementState } from './settlement-reads.js';
@@ -52,6 +53,8 @@ export interface X402PaymentsDeps {
   ledger: Ledger;
   records: X402PaymentRecords;
   logger: Logger;
+  /** Counts each payment's outcome (`switchyard_x402_payments_total`). */
+  outcomes?: Counter<'outcome'>;
 }
 
 export class X402Payments {
@@ -85,6 +88,20 @@ export class X402Payments {
    * settled, PaymentPending (503) when the settlement's outcome is not known yet.
    */
   async pay(wallet: string, header: string, resourceUrl: string): Promise<SettleResponse> {
+    try {
+      const { settled, outcome } = await this.take(wallet, header, resourceUrl);
+      this.count(outcome);
+      return settled;
+    } catch (err) {
+      if (err instanceof PaymentInvalid) this.count('refused');
+      else if (err instanceof PaymentPending) this.count('pending');
+      else if (err instanceof FacilitatorUnavailable) this.count('facilitator_unavailable');
+      throw err;
+    }
+  }
+
+  /** The payment taken: newly `credited`, or `replayed` (recorded before: credited then, or reconciled now). */
+  private async take(wallet: string, header: string, resourceUrl: string): Promise<{ settled: SettleResponse; outcome: string }> {
     const refuse: Refuse = (reason, message) => new PaymentInvalid(reason, message, this.offerHeaders(resourceUrl, 0, reason));
     const parsed = paymentPayloadSchema.safeParse(decodeHeader(header));
     if (!parsed.success)
@@ -94,7 +111,7 @@ export class X402Payments {
     if (!match.asset) throw refuse(match.reason, match.message);
     const { authorization } = payload.payload;
     const fromBlock = await this.blockOrNull(match.asset);
-    const record = {
+    const record: X402PaymentRecord = {
       id: `${match.asset.network}:${authorization.nonce.toLowerCase()}`,
       wallet,
       network: match.asset.network,
@@ -104,11 +121,12 @@ export class X402Payments {
       signature: payload.payload.signature.toLowerCase(),
       validBefore: Number(authorization.validBefore),
       fromBlock,
+      state: 'pending',
+      transaction: null,
     };
     const earlier = await this.deps.records.claim(record);
-    if (earlier) return this.again(earlier, record.signature, refuse);
-
-    return this.verifyAndSettle(payload, match.requirements, { ...record, state: 'pending', transaction: null }, refuse);
+    if (earlier) return { settled: await this.again(earlier, record.signature, refuse), outcome: 'replayed' };
+    return { settled: await this.verifyAndSettle(payload, match.requirements, record, refuse), outcome: 'credited' };
   }
 
   /**
@@ -219,12 +237,14 @@ export class X402Payments {
     });
     if (state === 'paid') {
       await this.credit(record);
+      this.count('reconciled');
       this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment settled on chain: credited');
       return state;
     }
     if (state === 'spent_otherwise') {
       // The payer spent the nonce on something else (another transfer, a cancellation): we were never paid.
       await this.deps.records.forget(record.id);
+      this.count('forgotten');
       this.deps.logger.warn(
         { payment: record.id, wallet: record.wallet },
         'x402 pending payment: nonce spent without paying us: forgotten',
@@ -233,6 +253,7 @@ export class X402Payments {
     }
     if (state === 'unused' && this.now() > record.validBefore) {
       await this.deps.records.forget(record.id);
+      this.count('forgotten');
       this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment expired unused: forgotten');
     }
     return state;
@@ -277,6 +298,10 @@ export class X402Payments {
         'x402: the chain did not give its latest block; a pending payment will be judged by its nonce alone',
       );
     return block;
+  }
+
+  private count(outcome: string): void {
+    this.deps.outcomes?.labels({ outcome }).inc();
   }
 
   private retryAfterSeconds(): number {

@@ -530,6 +530,15 @@ test('a pending payment whose nonce the payer spent on another transfer is never
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
 });
 
+test('/metrics counts the payments above by outcome', async () => {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text();
+  const count = (outcome: string) =>
+    Number(new RegExp(`^switchyard_x402_payments_total\\{outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  for (const outcome of ['credited', 'replayed', 'refused', 'pending', 'facilitator_unavailable', 'reconciled', 'forgotten']) {
+    assert.ok(count(outcome) > 0, `${outcome}: ${count(outcome)}`);
+  }
+});
+
 /** Wait until `ready` holds (the reconciler runs every 250 ms here), at most 10 s. */
 async function eventually(ready: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 10_000;
