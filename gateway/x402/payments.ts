@@ -43,6 +43,10 @@ const BLOCK_READ_TIMEOUT_MS = 3_000;
 
 type Refuse = (reason: string, message: string) => PaymentInvalid;
 
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
 /** What PAYMENT-RESPONSE says of a payment credited before (replayed, or reconciled): the transaction when known. */
 function settledResponse(record: X402PaymentRecord): SettleResponse {
   return { success: true, transaction: record.transaction ?? '', network: record.network, payer: record.wallet };
@@ -58,9 +62,8 @@ export interface X402PaymentsDeps {
 }
 
 export class X402Payments {
-  readonly offers: X402Offers;
+  private readonly offers: X402Offers;
   private readonly facilitator: FacilitatorClient;
-  private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
   private reconciling: Promise<void> | undefined;
 
@@ -73,7 +76,6 @@ export class X402Payments {
       verifyTimeoutMs: config.verifyTimeoutMs,
       settleTimeoutMs: config.settleTimeoutMs,
     });
-    this.now = () => Math.floor(Date.now() / 1000);
   }
 
   /** The headers of a 402 that offers top-ups to a request `shortfall` credits short. */
@@ -107,7 +109,7 @@ export class X402Payments {
     if (!parsed.success)
       throw refuse('invalid_payload', `PAYMENT-SIGNATURE is not an x402 v2 exact EVM payment: ${zodIssue(parsed.error).message}`);
     const payload = parsed.data;
-    const match = this.offers.match(payload, wallet, this.now());
+    const match = this.offers.match(payload, wallet, nowSeconds());
     if (!match.asset) throw refuse(match.reason, match.message);
     const { authorization } = payload.payload;
     const fromBlock = await this.blockOrNull(match.asset);
@@ -251,7 +253,7 @@ export class X402Payments {
       );
       return state;
     }
-    if (state === 'unused' && this.now() > record.validBefore) {
+    if (state === 'unused' && nowSeconds() > record.validBefore) {
       await this.deps.records.forget(record.id);
       this.count('forgotten');
       this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment expired unused: forgotten');
