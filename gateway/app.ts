@@ -36,6 +36,8 @@ import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
 import { KeptRounds, type KeptRoundsStore } from './chat/kept-rounds.js';
 import { MemoryKeptRounds } from './chat/memory-kept-rounds.js';
+import type { X402Payments } from './x402/payments.js';
+import { x402Payment } from './http/x402-payment.js';
 
 export interface AppDeps {
   config: Config;
@@ -64,6 +66,8 @@ export interface AppDeps {
   keptRounds?: KeptRoundsStore;
   /** The watched chains (empty when deposits are off) and the deposit records: /credits/deposit-info, /credits/deposits. */
   deposits: Pick<DepositRouteDeps, 'chains' | 'store'>;
+  /** Pay on 402 (x402 top-ups) when configured; never used in free mode. */
+  x402?: X402Payments;
 }
 
 /**
@@ -124,15 +128,18 @@ export function createApp(deps: AppDeps): Koa {
       logger: deps.logger,
     }),
   });
+  // Pay on 402 only where credits are spent, after auth (a payment tops up a known wallet, it is no key); /mcp offers none.
+  const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;
+  const paid = payOn402 ? [payOn402] : [];
   // One set of slots: chat completions and responses share the per-wallet and total caps.
   const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);
-  registerChatRoutes(router, [gated, chatSlots], orchestrator);
+  registerChatRoutes(router, [gated, ...paid, chatSlots], orchestrator);
   registerResponseRoutes(
     router,
-    { create: [gated, chatSlots], read: [gated] },
+    { create: [gated, ...paid, chatSlots], read: [gated] },
     { orchestrator, store: deps.accounts.responses, tools: deps.tools, ttlMs: config.responses.ttlMs, logger: deps.logger },
   );
-  registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown });
+  registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, payOn402 });
   registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.
   const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, readJson];

@@ -90,6 +90,48 @@ const depositChainSchema = z
   })
   .strict();
 
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an 0x address of 40 hex digits');
+
+/** One stablecoin x402 payments may use (an EIP-3009 token such as USDC) on one chain. */
+const x402AssetSchema = z
+  .object({
+    /** CAIP-2, e.g. `eip155:8453` (Base) or `eip155:84532` (Base Sepolia). */
+    network: z.string().regex(/^eip155:[1-9][0-9]{0,15}$/, 'a CAIP-2 EVM network such as eip155:8453'),
+    /** The token contract. */
+    address: evmAddress,
+    /** The token's EIP-712 domain name and version (USDC on Base: "USD Coin", "2"). */
+    name: z.string().min(1),
+    version: z.string().min(1),
+    /** Atomic units per credit, e.g. "10000" for 0.01 USDC (6 decimals) per credit. */
+    unitsPerCredit: z.string().regex(/^[1-9][0-9]{0,30}$/, 'a positive whole number of atomic units'),
+    /** JSON-RPC of that chain: settlements whose outcome is unknown are reconciled by reading authorizationState here. */
+    rpcUrl: z.url(),
+  })
+  .strict();
+
+/** Pay-on-402 top-ups (x402 protocol version 2); off when absent. */
+const x402Schema = z
+  .object({
+    /** The facilitator that verifies and settles payments (the gateway never signs or broadcasts). */
+    facilitatorUrl: z.url(),
+    /** Headers every facilitator call carries (e.g. Authorization). */
+    facilitatorHeaders: z.record(z.string(), z.string()).default({}),
+    /** Where payments go. */
+    payTo: evmAddress,
+    assets: z.array(x402AssetSchema).min(1),
+    /** Top-ups offered, in credits; the smallest offer is raised to cover the refused request's hold. */
+    topUpCredits: z.array(z.number().int().positive()).min(1).default([1000]),
+    /** The largest top-up a payment may carry, in credits. */
+    maxTopUpCredits: z.number().int().positive().default(1_000_000),
+    /** How long an offer's signed authorization may stay valid. */
+    maxTimeoutSeconds: z.number().int().min(30).default(300),
+    verifyTimeoutMs: z.number().int().positive().default(10_000),
+    /** A settlement not answered in this time has an unknown outcome: 503 payment_pending, reconciled later. */
+    settleTimeoutMs: z.number().int().positive().default(60_000),
+    reconcileIntervalMs: z.number().int().positive().default(30_000),
+  })
+  .strict();
+
 const booleanString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 export const configSchema = z
@@ -223,6 +265,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    x402: x402Schema.optional(),
   })
   .strict();
 
@@ -233,6 +276,8 @@ export type ModelConfig = z.infer<typeof modelSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type DepositsConfig = z.infer<typeof configSchema>['deposits'];
 export type DepositChainConfig = z.infer<typeof depositChainSchema>;
+export type X402Config = z.infer<typeof x402Schema>;
+export type X402Asset = z.infer<typeof x402AssetSchema>;
 
 /** Environment variables that override the file, and where each lands. */
 const ENV_OVERRIDES: Array<[string, (raw: Record<string, unknown>, value: string) => void]> = [
@@ -258,7 +303,17 @@ const ENV_OVERRIDES: Array<[string, (raw: Record<string, unknown>, value: string
     (raw, v) => (section(raw, 'responses').maxBytesPerWallet = numberFrom('RESPONSES_MAX_BYTES_PER_WALLET', v)),
   ],
   ['KEPT_ROUNDS_TTL_MS', (raw, v) => (section(raw, 'chat').keptRoundsTtlMs = numberFrom('KEPT_ROUNDS_TTL_MS', v))],
+  ['X402_FACILITATOR_URL', (raw, v) => (section(raw, 'x402').facilitatorUrl = v)],
+  ['X402_PAY_TO', (raw, v) => (section(raw, 'x402').payTo = v)],
+  // A secret: kept out of the file, like the upstream keys.
+  ['X402_FACILITATOR_AUTHORIZATION', (raw, v) => (facilitatorHeaders(raw).Authorization = v)],
 ];
+
+function facilitatorHeaders(raw: Record<string, unknown>): Record<string, unknown> {
+  const x402 = section(raw, 'x402');
+  x402.facilitatorHeaders ??= {};
+  return section(x402, 'facilitatorHeaders');
+}
 
 function section(raw: Record<string, unknown>, key: string): Record<string, unknown> {
   const current = raw[key];
@@ -360,6 +415,10 @@ export function parseConfig(json: unknown, env: Env): Config {
     if (chain.treasury && chain.tokens.length === 0) {
       throw new ConfigError(`config: deposits.chains.${key}: a treasury needs at least one token (address, decimals, unitsPerCredit)`);
     }
+  }
+  const x402 = config.x402;
+  if (x402 && x402.topUpCredits.some((credits) => credits > x402.maxTopUpCredits)) {
+    throw new ConfigError(`config: x402.topUpCredits must not exceed x402.maxTopUpCredits (${x402.maxTopUpCredits})`);
   }
   if (config.cluster.redisUrl && !config.cluster.databaseUrl) {
     throw new ConfigError(

@@ -89,11 +89,71 @@ export class RateLimited extends GatewayError {
 }
 
 export class InsufficientCredits extends GatewayError {
-  constructor(balance: number, needed: number) {
+  /** The spendable balance when the hold was refused, and the hold asked for (an x402 offer covers the gap). */
+  readonly balance: number;
+  readonly needed: number;
+
+  constructor(balance: number, needed: number, headers?: Record<string, string>) {
     super({
       status: 402,
       code: 'insufficient_credits',
       message: `Insufficient credits: balance is ${balance}, this request needs at least ${needed}.`,
+      headers,
+    });
+    this.balance = balance;
+    this.needed = needed;
+  }
+}
+
+/**
+ * 402 payment_invalid: an x402 payment was refused before any money moved (malformed, not what
+ * was offered, the payer is not the wallet, reused, or refused by the facilitator); `headers`
+ * carries a fresh offer.
+ */
+export class PaymentInvalid extends GatewayError {
+  /** The reason, short and stable (e.g. `payer_mismatch`), also sent as the offer's `error`. */
+  readonly reason: string;
+
+  constructor(reason: string, message: string, headers?: Record<string, string>) {
+    super({
+      status: 402,
+      code: 'payment_invalid',
+      param: 'PAYMENT-SIGNATURE',
+      message: `Payment refused (${reason}): ${message}`,
+      headers,
+    });
+    this.reason = reason;
+  }
+}
+
+/** 503 facilitator_unavailable: the x402 facilitator did not answer; nothing was settled or credited. */
+export class FacilitatorUnavailable extends GatewayError {
+  constructor(what: string, cause?: unknown) {
+    super({
+      status: 503,
+      code: 'facilitator_unavailable',
+      type: 'server_error',
+      message: `The payment facilitator is unavailable (${what}); nothing was charged or credited. Retry shortly.`,
+      headers: { 'Retry-After': '5' },
+      cause,
+    });
+  }
+}
+
+/**
+ * 503 payment_pending: the payment was sent for settlement but its outcome is not known yet. It is
+ * recorded and reconciled from the chain; retrying with the same payment credits it at most once.
+ */
+export class PaymentPending extends GatewayError {
+  constructor(retryAfterSeconds: number) {
+    super({
+      status: 503,
+      code: 'payment_pending',
+      type: 'server_error',
+      message:
+        'The payment was submitted for settlement and its outcome is not known yet; it will be credited once it settles. ' +
+        'Retry this request with the same PAYMENT-SIGNATURE after Retry-After.',
+      headers: { 'Retry-After': String(retryAfterSeconds) },
     });
   }
 }

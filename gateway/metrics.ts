@@ -19,6 +19,8 @@ export interface Metrics {
   depositsReorged: Counter<'chain'>;
   depositWatcherBlocksBehind: Gauge<'chain'>;
   depositWatcherLastProgress: Gauge<'chain'>;
+  /** x402 payments by outcome (credited, replayed, refused, pending, facilitator_unavailable, reconciled, forgotten). */
+  x402Payments: Counter<'outcome'>;
 }
 
 export function createMetrics(): Metrics {
@@ -106,6 +108,12 @@ export function createMetrics(): Metrics {
       name: 'switchyard_deposit_watcher_last_progress_timestamp_seconds',
       help: 'When the deposit watcher last scanned a page or completed a pass (unix seconds; time() minus this is how long it has been stuck)',
       labelNames: ['chain'],
+      registers: [registry],
+    }),
+    x402Payments: new Counter({
+      name: 'switchyard_x402_payments_total',
+      help: 'x402 payments by outcome',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config, Env } from './config.js';
 import { createApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { gracefulShutdown, type Closer } from './shutdown.js';
 import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import { openAccounts } from './accounts/accounts.js';
@@ -24,6 +24,9 @@ import { join } from 'node:path';
 import type { DepositStore } from './deposits/deposit-store.js';
 import { openSqliteDepositStore } from './deposits/sqlite-deposit-store.js';
 import { createDeposits } from './deposits/deposit-watchers.js';
+import type { X402PaymentRecords } from './accounts/x402-payment-records.js';
+import { X402Payments } from './x402/payments.js';
+import { urlWithoutPassword } from './url-without-password.js';
 
 export interface RunningGateway {
   config: Config;
@@ -102,6 +105,8 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
   const health = [accounts.health, tools, upstreams.health, ...(deposits ? [deposits.health] : []), draining];
   const { shuttingDown } = shutdown;
+  const x402 = openX402(config, accounts, logger, metrics);
+  if (x402) shutdown.onClose(() => x402.stop());
   const app = createApp({
     config,
     logger,
@@ -115,6 +120,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     shared: accounts.shared,
     keptRounds: accounts.keptRounds,
     deposits: { chains: deposits?.chains ?? [], store: accounts.deposits },
+    x402,
   });
   server.on('request', app.callback());
   server.on('clientError', answerClientError);
@@ -169,7 +175,21 @@ interface ModeAccounts {
   /** Kept chat rounds in Redis or PostgreSQL; undefined in embedded mode (createApp keeps them in memory). */
   keptRounds: KeptRoundsStore | undefined;
   deposits: DepositStore;
+  paymentRecords: X402PaymentRecords;
   close(): Promise<void>;
+}
+
+/** x402 top-ups when configured (and credits are on), reconciling pending settlements on a timer. */
+function openX402(config: Config, accounts: ModeAccounts, logger: Logger, metrics: Metrics): X402Payments | undefined {
+  if (!config.x402 || config.freeMode) return undefined;
+  const { ledger, paymentRecords: records } = accounts;
+  const payments = new X402Payments({ config: config.x402, ledger, records, logger, outcomes: metrics.x402Payments });
+  payments.start();
+  logger.info(
+    { facilitator: urlWithoutPassword(config.x402.facilitatorUrl), networks: config.x402.assets.map((a) => a.network) },
+    'x402 top-ups on',
+  );
+  return payments;
 }
 
 /**

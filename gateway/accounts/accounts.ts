@@ -19,6 +19,7 @@ import { KeyvKeyStore } from './keyv-key-store.js';
 import { SiweVerifier } from './siwe.js';
 import { sweepEvery, type ResponseQuota, type ResponseStore } from './response-store.js';
 import { openSqliteResponseStore } from './sqlite-response-store.js';
+import { openSqliteX402PaymentRecords, type X402PaymentRecords } from './x402-payment-records.js';
 
 export interface AccountsSettings {
   reservationTtlMs: number;
@@ -38,6 +39,8 @@ export interface Accounts {
   store: AccountsStore;
   /** Stored responses, in the same SQLite file on the ledger's connection. */
   responses: ResponseStore;
+  /** x402 payments sent for settlement (their table in the same SQLite file). */
+  paymentRecords: X402PaymentRecords;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,7 @@ export async function openAccounts(options: {
     const ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
     const responses = await openSqliteResponseStore(db, options.responses);
     const stopSweep = sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {}));
+    const paymentRecords = await openSqliteX402PaymentRecords(db);
     const opened = store;
     const ledgerDb = db;
     let closing: Promise<void> | undefined;
@@ -73,6 +77,7 @@ export async function openAccounts(options: {
       }),
       store,
       responses,
+      paymentRecords,
       close() {
         closing ??= (async () => {
           try {

@@ -13,7 +13,8 @@
  * Grant idempotency records are not copied (a retried grant from before the move is a new grant).
  * The permanent records of outside payments (deposits, x402) and the remainders below one credit
  * are copied, so a payment credited before the move still counts once after it; so are the deposit
- * records and scan cursors, so a deposit seen but not yet credited is credited after the move.
+ * records and scan cursors, so a deposit seen but not yet credited is credited after the move; so
+ * are the x402 payment records, so a settlement still pending is reconciled after the move.
  *
  * @example
  *   DATA_DIR=./data DATABASE_URL=postgres://… npm run credits -- migrate-to-postgres
@@ -30,6 +31,7 @@ import type { ApiKeyRecord, Balance } from '../accounts/types.js';
 import type { DepositRow } from '../deposits/deposit-store.js';
 import { openDatabase } from '../accounts/postgres/database.js';
 import { migrate } from '../accounts/postgres/migrate.js';
+import type { X402PaymentRow } from '../accounts/x402-payment-records.js';
 
 export interface MigrationReport {
   keys: { copied: number; skipped: number };
@@ -40,6 +42,8 @@ export interface MigrationReport {
   externalCredits: { copied: number; skipped: number };
   /** Deposit records (scan cursors travel with them). */
   deposits: { copied: number; skipped: number };
+  /** x402 payments sent for settlement (pending ones are reconciled from PostgreSQL afterwards). */
+  x402Payments: { copied: number; skipped: number };
 }
 
 interface ExternalCreditRow {
@@ -58,7 +62,7 @@ const WALLET_INDEX = 'wallet:';
 
 /**
  * What the embedded ledger stored that its contract has no call to list (opened by openAccounts
- * first, so its tables exist): every wallet, every outside payment, every remainder.
+ * first, so its tables exist): every wallet, every outside payment, every remainder, every x402 payment record.
  */
 async function ledgerRows(dataDir: string) {
   const db = await openSqlite(join(dataDir, STORE_FILE));
@@ -74,6 +78,7 @@ async function ledgerRows(dataDir: string) {
             cursors: await db.all<{ chain_id: number; next_block: number }>('SELECT * FROM deposit_cursors'),
           }
         : { deposits: [], cursors: [] }),
+      x402Payments: await db.all<X402PaymentRow>('SELECT * FROM x402_payments ORDER BY seq'),
     };
   } finally {
     await db.close();
@@ -109,6 +114,7 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           credits: 0,
           externalCredits: { copied: 0, skipped: 0 },
           deposits: { copied: 0, skipped: 0 },
+          x402Payments: { copied: 0, skipped: 0 },
         };
         for (const { hash, record } of keys) {
           const inserted = await tx`
@@ -156,6 +162,14 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           await tx`
             insert into deposit_cursors (chain_id, next_block) values (${row.chain_id}::bigint, ${row.next_block}::bigint)
             on conflict (chain_id) do update set next_block = greatest(deposit_cursors.next_block, excluded.next_block)`;
+        }
+        for (const row of stored.x402Payments) {
+          const inserted = await tx`
+            insert into x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, state, tx)
+            values (${row.id}, ${row.wallet}, ${row.network}, ${row.asset}, ${row.amount}::numeric, ${row.nonce}, ${row.signature},
+              ${row.valid_before}::bigint, ${row.from_block}::numeric, ${row.state}, ${row.tx})
+            on conflict do nothing returning id`;
+          report.x402Payments[inserted.length === 1 ? 'copied' : 'skipped']++;
         }
         return report;
       });

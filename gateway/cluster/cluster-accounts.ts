@@ -18,6 +18,7 @@ import { openDatabase, type Database } from '../accounts/postgres/database.js';
 import { migrate } from '../accounts/postgres/migrate.js';
 import { PostgresLedger } from '../accounts/postgres/postgres-ledger.js';
 import { PostgresKeyStore } from '../accounts/postgres/postgres-key-store.js';
+import { PostgresX402PaymentRecords } from '../accounts/postgres/postgres-x402-payment-records.js';
 import type { HealthContributor } from '../health.js';
 import { PostgresDepositStore } from '../deposits/postgres-deposit-store.js';
 import { openSharedRedis, type SharedRedis } from './shared-redis.js';
@@ -38,6 +39,7 @@ export interface ClusterAccounts {
   responses: ResponseStore;
   /** Deposit records and cursors (every instance's watchers share them). */
   deposits: PostgresDepositStore;
+  paymentRecords: PostgresX402PaymentRecords;
   /** What every instance shares through Redis; undefined without REDIS_URL (then per instance). */
   shared?: { limiters: ReturnType<typeof redisLimiters>; chatSlots: ChatLeases };
   /** Where the chat loop keeps its rounds for the client's continuation (chat/kept-rounds.ts). */
@@ -109,6 +111,7 @@ export async function openClusterAccounts(options: {
       health: clusterHealth(db, redis),
       responses,
       deposits: new PostgresDepositStore(db.sql),
+      paymentRecords: new PostgresX402PaymentRecords(db.sql),
       shared,
       keptRounds,
       migrated,

@@ -19,6 +19,7 @@ import { answerUnlessClientLeaves } from './client-disconnect.js';
 import { callerWallet } from './wallet.js';
 import { z } from 'zod';
 import { errorObjectSchema, type RouteDoc } from './route-doc.js';
+import { x402RouteDocs } from './x402-payment.js';
 
 export function registerChatRoutes(router: Router, guards: Middleware[], orchestrator: ChatOrchestrator): void {
   const ids = completionIds();
@@ -228,8 +229,11 @@ export const chatRouteDocs: RouteDoc[] = [
       'Events (`chat.completion.chunk` events, `: tool <name>` comments as tool rounds start and `: tool_result <JSON trace ' +
       "entry>` as each call of a round ends, then `data: [DONE]`). Functions of the client's own (`tools`) are offered " +
       "next to the gateway's tools; when the model calls one, the answer hands the calls back (`tool_calls`, finish_reason " +
-      '`tool_calls`) and the gateway keeps its own rounds for the continuation request that carries the results.',
+      '`tool_calls`) and the gateway keeps its own rounds for the continuation request that carries the results.' +
+      x402RouteDocs.description,
     access: 'gated',
+    headers: x402RouteDocs.headers,
+    errorHeaders: x402RouteDocs.errorHeaders,
     body: chatRequestSchema,
     response: {
       description: 'The completion, or its event stream',
@@ -237,6 +241,7 @@ export const chatRouteDocs: RouteDoc[] = [
       headers: {
         'x-credits-charged': 'Credits this answer cost (JSON answers, credits on)',
         'x-credits-remaining': 'The balance after it',
+        ...x402RouteDocs.responseHeaders,
       },
     },
     errors: [402, 404, 502, 503, 504],

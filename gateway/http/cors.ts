@@ -7,7 +7,14 @@ import type { Context, Middleware } from 'koa';
  */
 export const CORS_ALLOWED_HEADERS = ['authorization', 'content-type', 'x-wallet-address', 'x-request-id', 'mcp-protocol-version'];
 /** Response headers a browser client may read (ids, rate limits and credit accounting). */
-export const CORS_EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'x-credits-charged', 'x-credits-remaining'];
+export const CORS_EXPOSED_HEADERS = [
+  'x-request-id',
+  'retry-after',
+  'x-credits-charged',
+  'x-credits-remaining',
+  'payment-required',
+  'payment-response',
+];
 
 /**
  * CORS for the origins in `CORS_ORIGINS` (`*` allows any). With no origins configured there is no

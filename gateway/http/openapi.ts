@@ -183,9 +183,7 @@ function securityOf(access: RouteAccess, options: OpenApiOptions): SecurityRequi
 
 function responsesOf(route: RouteDoc): JsonObject {
   const requestId = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
-  const extraHeaders = Object.fromEntries(
-    Object.entries(route.response.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
-  );
+  const extraHeaders = stringHeaders(route.response.headers);
   const responses: JsonObject = {
     200: {
       description: route.response.description,
@@ -200,10 +198,21 @@ function responsesOf(route: RouteDoc): JsonObject {
     if (!description) throw new Error(`No description for status ${status} (${route.method.toUpperCase()} ${route.path})`);
     // 429 always says when to come back; a 503 does when it knows (a tool server restarting).
     const retry = status === 429 || status === 503;
-    const headers = retry ? { ...requestId, 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : requestId;
+    const headers = {
+      ...requestId,
+      ...(retry ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
+      ...stringHeaders(route.errorHeaders?.[status]),
+    };
     responses[status] = { description, headers, content: { 'application/json': { schema: errorSchema } } };
   }
   return responses;
+}
+
+/** Response headers described by name → text, each a string. */
+function stringHeaders(described: Record<string, string> | undefined): JsonObject {
+  return Object.fromEntries(
+    Object.entries(described ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+  );
 }
 
 function contentOf(content: MediaContent): JsonObject {

@@ -41,6 +41,8 @@ export interface RouteDoc {
   };
   /** Error statuses the handler itself answers, beyond those its access and body reading bring. */
   errors?: number[];
+  /** Headers some error answers carry (e.g. the x402 offer on a 402): status → name → description. */
+  errorHeaders?: Record<number, Record<string, string>>;
   /** The error body, when the route shapes it differently (`/v1/tools/execute` adds `ok` and `tool`). */
   errorBody?: z.ZodType;
 }

@@ -9,6 +9,7 @@ import { withCharge, type Charger } from '../accounts/charging.js';
 import { InvalidRequest, type GatewayError } from '../errors.js';
 import { invalidToolArguments, toolNotFound } from '../tools/tool-errors.js';
 import type { ToolRunner } from '../tools/types.js';
+import { x402RouteDocs } from './x402-payment.js';
 import { callerWallet } from './wallet.js';
 import { errorObjectSchema, json, type RouteDoc } from './route-doc.js';
 
@@ -18,6 +19,8 @@ export interface ToolRoutesOptions {
   charger: Charger;
   /** Aborted when shutdown cuts in-flight work off. */
   shuttingDown?: AbortSignal;
+  /** Pay on 402 (x402), after the guard, on the route that costs credits; absent when x402 is off. */
+  payOn402?: Middleware;
 }
 
 /** A direct tool execution costs the minimum. */
@@ -49,7 +52,8 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     };
   });
 
-  router.post('/v1/tools/execute', executeErrorShape, guard, async (ctx) => {
+  const paid = options.payOn402 ? [options.payOn402] : [];
+  router.post('/v1/tools/execute', executeErrorShape, guard, ...paid, async (ctx) => {
     const body: unknown = ctx.request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidRequest('The body must be a JSON object: {"tool": "...", "args": {...}}.');
@@ -130,10 +134,14 @@ export const toolRouteDocs: RouteDoc[] = [
     tag: 'Tools',
     summary: 'Run one tool directly',
     description:
-      `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. ` + 'Every failure carries `ok: false` and `tool` beside `error`.',
+      `Costs ${TOOL_EXECUTION_CREDITS} credit when credits are on. ` +
+      'Every failure carries `ok: false` and `tool` beside `error`.' +
+      x402RouteDocs.description,
     access: 'gated',
+    headers: x402RouteDocs.headers,
+    errorHeaders: x402RouteDocs.errorHeaders,
     body: executeBody,
-    response: { description: "The tool's result", content: json(executeResultSchema) },
+    response: { description: "The tool's result", content: json(executeResultSchema), headers: x402RouteDocs.responseHeaders },
     errors: [402, 404, 502, 503, 504],
     errorBody: executeErrorSchema,
   },

@@ -248,3 +248,65 @@ test('stored responses: 24 h, 100 per wallet and 16 MiB by default; RESPONSES_* 
   assert.deepEqual(config.responses, { ttlMs: 60_000, maxPerWallet: 7, maxBytesPerWallet: 4096, sweepIntervalMs: 5_000 });
   assert.throws(() => parseConfig(fileJson(), { RESPONSES_MAX_PER_WALLET: 'many' }), /RESPONSES_MAX_PER_WALLET must be a whole number/);
 });
+
+test('x402: off by default; the file section with its defaults; X402_* variables override the facilitator, pay-to and its auth header', () => {
+  assert.equal(parseConfig(fileJson(), {}).x402, undefined);
+  const asset = {
+    network: 'eip155:8453',
+    address: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    name: 'USD Coin',
+    version: '2',
+    unitsPerCredit: '10000',
+    rpcUrl: 'https://mainnet.base.org',
+  };
+  const json = {
+    ...fileJson(),
+    x402: { facilitatorUrl: 'https://x402.example/facilitator', payTo: '0x' + '11'.repeat(20), assets: [asset] },
+  };
+  const config = parseConfig(json, {});
+  assert.deepEqual(config.x402, {
+    facilitatorUrl: 'https://x402.example/facilitator',
+    facilitatorHeaders: {},
+    payTo: '0x' + '11'.repeat(20),
+    assets: [asset],
+    topUpCredits: [1000],
+    maxTopUpCredits: 1_000_000,
+    maxTimeoutSeconds: 300,
+    verifyTimeoutMs: 10_000,
+    settleTimeoutMs: 60_000,
+    reconcileIntervalMs: 30_000,
+  });
+  const overridden = parseConfig(json, {
+    X402_FACILITATOR_URL: 'http://127.0.0.1:4021',
+    X402_PAY_TO: '0x' + '22'.repeat(20),
+    X402_FACILITATOR_AUTHORIZATION: 'Bearer facilitator-secret',
+  });
+  assert.equal(overridden.x402?.facilitatorUrl, 'http://127.0.0.1:4021');
+  assert.equal(overridden.x402?.payTo, '0x' + '22'.repeat(20));
+  assert.deepEqual(overridden.x402?.facilitatorHeaders, { Authorization: 'Bearer facilitator-secret' });
+});
+
+test('x402: a network that is not CAIP-2 EVM, a bad pay-to, no assets or a top-up above the maximum are refused', () => {
+  const asset = {
+    network: 'eip155:84532',
+    address: '0x' + '33'.repeat(20),
+    name: 'USDC',
+    version: '2',
+    unitsPerCredit: '10000',
+    rpcUrl: 'https://sepolia.base.org',
+  };
+  const base = { facilitatorUrl: 'https://f.example', payTo: '0x' + '11'.repeat(20), assets: [asset] };
+  const withX402 = (x402: Record<string, unknown>) => ({ ...fileJson(), x402: { ...base, ...x402 } });
+  assert.throws(
+    () => parseConfig(withX402({ assets: [{ ...asset, network: 'base-sepolia' }] }), {}),
+    /x402\.assets\.0\.network: a CAIP-2 EVM network/,
+  );
+  assert.throws(() => parseConfig(withX402({ payTo: '0x1234' }), {}), /x402\.payTo: an 0x address/);
+  assert.throws(() => parseConfig(withX402({ assets: [] }), {}), /x402\.assets/);
+  assert.throws(() => parseConfig(withX402({ assets: [{ ...asset, unitsPerCredit: '0' }] }), {}), /unitsPerCredit/);
+  assert.throws(
+    () => parseConfig(withX402({ topUpCredits: [100, 5000], maxTopUpCredits: 1000 }), {}),
+    /x402\.topUpCredits must not exceed x402\.maxTopUpCredits \(1000\)/,
+  );
+  assert.throws(() => parseConfig(fileJson(), { X402_FACILITATOR_URL: 'http://127.0.0.1:4021' }), /x402\.payTo/);
+});

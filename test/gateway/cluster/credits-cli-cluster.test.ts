@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { openAccounts } from '../../../gateway/accounts/accounts.js';
 import { openDatabase, type Database } from '../../../gateway/accounts/postgres/database.js';
 import { PostgresKeyStore } from '../../../gateway/accounts/postgres/postgres-key-store.js';
+import { PostgresX402PaymentRecords } from '../../../gateway/accounts/postgres/postgres-x402-payment-records.js';
 import { PostgresLedger } from '../../../gateway/accounts/postgres/postgres-ledger.js';
 import { ApiKeys } from '../../../gateway/accounts/api-keys.js';
 import { PostgresDepositStore } from '../../../gateway/deposits/postgres-deposit-store.js';
@@ -76,6 +77,19 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       remainderKey: '1:usdc',
     } as const;
     await embedded.ledger.creditExternal(deposit);
+    // An x402 settlement still pending when the gateway stopped.
+    const pendingPayment = {
+      id: `eip155:8453:0x${'ab'.repeat(32)}`,
+      wallet: bob,
+      network: 'eip155:8453',
+      asset: `0x${'cd'.repeat(20)}`,
+      amount: 20_000_000n,
+      nonce: `0x${'ab'.repeat(32)}`,
+      signature: `0x${'ef'.repeat(65)}`,
+      validBefore: 1_900_000_000,
+      fromBlock: 123n,
+    };
+    await embedded.paymentRecords.claim(pendingPayment);
     await embedded.close();
     // A deposit seen but not credited yet, and the chain's cursor, as a watcher leaves them.
     const depositStore = await openSqliteDepositStore(join(dataDir, STORE_FILE));
@@ -102,6 +116,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       credits: 56,
       externalCredits: { copied: 1, skipped: 0 },
       deposits: { copied: 1, skipped: 0 },
+      x402Payments: { copied: 1, skipped: 0 },
     });
     const again = await cli(['migrate-to-postgres'], env);
     assert.equal(again.code, 0, again.stderr);
@@ -111,6 +126,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       credits: 0,
       externalCredits: { copied: 0, skipped: 1 },
       deposits: { copied: 0, skipped: 1 },
+      x402Payments: { copied: 0, skipped: 1 },
     });
     const deposits = new PostgresDepositStore(db.sql);
     assert.deepEqual(
@@ -118,6 +134,9 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       [['0xdef', 5_000n, 'pending']],
     );
     assert.equal(await deposits.cursor(1), 89);
+    assert.deepEqual(await new PostgresX402PaymentRecords(db.sql).pending(10), [
+      { ...pendingPayment, state: 'pending', transaction: null },
+    ]);
     // The deposit credited before the move counts once after it, and its remainder carries on.
     const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 60_000 });
     assert.equal((await ledger.creditExternal(deposit)).status, 'repeat');

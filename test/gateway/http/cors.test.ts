@@ -36,7 +36,10 @@ test('CORS_ORIGINS: an allowed origin gets its preflight answered before any wal
   const actual = await fetch(`${gateway.url}/v1/models`, { headers: walletHeaders(undefined, { origin: 'https://other.example' }) });
   assert.equal(actual.status, 200);
   assert.equal(actual.headers.get('access-control-allow-origin'), 'https://other.example');
-  assert.equal(actual.headers.get('access-control-expose-headers'), 'x-request-id,retry-after,x-credits-charged,x-credits-remaining');
+  assert.equal(
+    actual.headers.get('access-control-expose-headers'),
+    'x-request-id,retry-after,x-credits-charged,x-credits-remaining,payment-required,payment-response',
+  );
   const failed = await fetch(`${gateway.url}/v1/models`, { headers: { origin: 'https://app.example' } });
   assert.equal(failed.status, 400);
   assert.equal(failed.headers.get('access-control-allow-origin'), 'https://app.example');

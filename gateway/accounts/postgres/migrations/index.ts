@@ -9,6 +9,7 @@ import * as externalCredits from './0004-external-credits.js';
 import * as keptRounds from './0005-kept-rounds.js';
 import * as responses from './0006-responses.js';
 import * as deposits from './0007-deposits.js';
+import * as x402Payments from './0008-x402-payments.js';
 
 export interface Migration {
   version: number;
@@ -24,4 +25,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 5, ...keptRounds },
   { version: 6, ...responses },
   { version: 7, ...deposits },
+  { version: 8, ...x402Payments },
 ];
