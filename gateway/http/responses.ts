@@ -28,6 +28,7 @@ import { callerWallet } from './wallet.js';
 import { setCreditHeaders } from './chat.js';
 import { answerUnlessClientLeaves } from './client-disconnect.js';
 import { json, type RouteDoc } from './route-doc.js';
+import { x402RouteDocs } from './x402-payment.js';
 
 export interface ResponseRouteDeps {
   orchestrator: ChatOrchestrator;
@@ -295,8 +296,11 @@ export const responseRouteDocs: RouteDoc[] = [
       'With `stream: true`, Server-Sent Events (`response.created`, `response.in_progress`, `response.output_item.added` / `.done`, ' +
       '`response.output_text.delta` / `.done`, `response.mcp_call.*`, `response.function_call_arguments.delta` / `.done`, then `response.completed`, `.incomplete`, or ' +
       '`response.failed` and `error`), each with a `sequence_number`. Stored for `responses.ttlMs` unless `store: false`; ' +
-      '`previous_response_id` continues a stored one. Shares the per-wallet chat concurrency cap.',
+      '`previous_response_id` continues a stored one. Shares the per-wallet chat concurrency cap.' +
+      x402RouteDocs.description,
     access: 'gated',
+    headers: x402RouteDocs.headers,
+    errorHeaders: x402RouteDocs.errorHeaders,
     body: responsesRequestSchema,
     response: {
       description: 'The response, or its event stream',
@@ -304,6 +308,7 @@ export const responseRouteDocs: RouteDoc[] = [
       headers: {
         'x-credits-charged': 'Credits this response cost (JSON answers, credits on)',
         'x-credits-remaining': 'The balance after it',
+        ...x402RouteDocs.responseHeaders,
       },
     },
     errors: [402, 404, 502, 503, 504],

@@ -241,6 +241,24 @@ test("a streamed chat pays the same way: PAYMENT-RESPONSE comes with the stream'
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
 });
 
+test('POST /v1/responses pays the same way (responses.create with the paying fetch)', async () => {
+  const payer = await fundedPayer();
+  upstream.script({ text: 'A paid response.' });
+  const seen: Exchange[] = [];
+  const openai = openaiFor(gateway, payer.key, payer.wallet).withOptions({ fetch: payingFetch(payer.account, seen) });
+  const response = await openai.responses.create({ model: ask.model, input: 'Say something.' });
+  assert.equal(response.output_text, 'A paid response.');
+  assert.deepEqual(
+    seen.map((e) => e.status),
+    [402, 200],
+  );
+  assert.equal(decode(seen[0].headers.get('payment-required')).resource.url, `${gateway.config.server.publicUrl}/v1/responses`);
+  assert.equal(decode(seen[1].headers.get('payment-response')).success, true);
+  const balance = await gateway.ledger.balance(payer.wallet);
+  assert.equal(balance.total_deposited, Number(TOP_UP));
+  assert.equal(balance.credits + balance.total_spent, Number(TOP_UP));
+});
+
 test('the same payment sent again credits nothing more and is not settled again', async () => {
   const payer = await fundedPayer();
   upstream.script({ text: 'first' }, { text: 'second' });
@@ -601,7 +619,7 @@ test('at start the gateway asks the facilitator what it settles (GET /supported)
 
 test('/openapi.json documents PAYMENT-SIGNATURE, PAYMENT-RESPONSE and the 402 offer on the routes that take payments', async () => {
   const document = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as any;
-  for (const path of ['/v1/chat/completions', '/v1/tools/execute']) {
+  for (const path of ['/v1/chat/completions', '/v1/responses', '/v1/tools/execute']) {
     const operation = document.paths[path].post;
     assert.ok(
       operation.parameters.some((p: { name: string; in: string }) => p.name === 'payment-signature' && p.in === 'header'),
