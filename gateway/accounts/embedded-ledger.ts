@@ -99,8 +99,8 @@ interface WalletState {
   dropped: boolean;
 }
 
-/** A row of ledger_external_credits. */
-interface ExternalRow {
+/** A row of ledger_external_credits (also read by the migrate-to-postgres CLI). */
+export interface ExternalRow {
   source: string;
   external_id: string;
   wallet: string;

@@ -24,6 +24,7 @@
 import type { Config } from '../config.js';
 import { join } from 'node:path';
 import { openAccounts } from '../accounts/accounts.js';
+import type { ExternalRow } from '../accounts/embedded-ledger.js';
 import { STORE_FILE } from '../accounts/store.js';
 import { openSqlite } from '../accounts/sqlite-connection.js';
 import { KeyvKeyStore } from '../accounts/keyv-key-store.js';
@@ -46,18 +47,6 @@ export interface MigrationReport {
   x402Payments: { copied: number; skipped: number };
 }
 
-interface ExternalCreditRow {
-  source: string;
-  external_id: string;
-  wallet: string;
-  units: string;
-  units_per_credit: string;
-  remainder_key: string;
-  credits: number;
-  remainder: string;
-  at: number;
-}
-
 const WALLET_INDEX = 'wallet:';
 
 /**
@@ -69,7 +58,7 @@ async function ledgerRows(dataDir: string) {
   try {
     return {
       addresses: (await db.all<{ address: string }>('SELECT address FROM ledger_wallets ORDER BY address')).map((row) => row.address),
-      externalCredits: await db.all<ExternalCreditRow>('SELECT * FROM ledger_external_credits'),
+      externalCredits: await db.all<ExternalRow>('SELECT * FROM ledger_external_credits'),
       remainders: await db.all<{ wallet: string; remainder_key: string; units: string }>('SELECT * FROM ledger_remainders'),
       // A store no gateway with deposits has opened has no deposit tables.
       ...((await db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'deposits'")).length > 0
