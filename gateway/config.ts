@@ -420,6 +420,16 @@ export function parseConfig(json: unknown, env: Env): Config {
   if (x402 && x402.topUpCredits.some((credits) => credits > x402.maxTopUpCredits)) {
     throw new ConfigError(`config: x402.topUpCredits must not exceed x402.maxTopUpCredits (${x402.maxTopUpCredits})`);
   }
+  // A settled x402 payment is an ERC-20 Transfer to payTo: were payTo also a deposit treasury, the
+  // watcher would credit the same money a second time as a deposit.
+  const treasuryIsPayTo = Object.entries(config.deposits.chains).find(
+    ([, chain]) => x402 && chain.treasury?.toLowerCase() === x402.payTo.toLowerCase(),
+  );
+  if (treasuryIsPayTo) {
+    throw new ConfigError(
+      `config: x402.payTo is also deposits.chains.${treasuryIsPayTo[0]}.treasury: a payment would be credited twice (once as a deposit); use another address`,
+    );
+  }
   if (config.cluster.redisUrl && !config.cluster.databaseUrl) {
     throw new ConfigError(
       'config: REDIS_URL (cluster.redisUrl) needs DATABASE_URL (cluster.databaseUrl): cluster mode keeps keys and credits in PostgreSQL',

@@ -140,6 +140,19 @@ export class FacilitatorUnavailable extends GatewayError {
   }
 }
 
+/** 503 chain_unavailable: the chain's RPC did not answer a read a payment needs; nothing was claimed, charged or credited. */
+export class ChainUnavailable extends GatewayError {
+  constructor(network: string) {
+    super({
+      status: 503,
+      code: 'chain_unavailable',
+      type: 'server_error',
+      message: `The RPC of ${network} did not answer; the payment was not taken and nothing was charged or credited. Retry shortly.`,
+      headers: { 'Retry-After': '5' },
+    });
+  }
+}
+
 /**
  * 503 payment_pending: the payment was sent for settlement but its outcome is not known yet. It is
  * recorded and reconciled from the chain; retrying with the same payment credits it at most once.

@@ -63,6 +63,8 @@ export interface X402PaymentRow {
   from_block: string | null;
   state: string;
   tx: string | null;
+  /** Insertion order (and, in SQLite, which claim wrote the row). */
+  seq: number | string;
 }
 
 export function recordFromRow(row: X402PaymentRow): X402PaymentRecord {
@@ -88,10 +90,11 @@ export async function openSqliteX402PaymentRecords(db: SqliteConnection): Promis
   const byId = async (id: string) => (await db.all<X402PaymentRow>('SELECT * FROM x402_payments WHERE id = ?', [id]))[0];
   return {
     async claim(record) {
-      const stored = await byId(record.id);
-      if (stored) return recordFromRow(stored);
+      // Insert-or-keep, then read back: the row is ours when it carries this attempt's seq. (A
+      // read, then an insert, would let two requests with one payment both miss and one fail.)
+      const mine = ++seq;
       await db.run(
-        'INSERT INTO x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, state, tx, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)',
+        'INSERT OR IGNORE INTO x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, state, tx, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)',
         [
           record.id,
           record.wallet,
@@ -103,10 +106,11 @@ export async function openSqliteX402PaymentRecords(db: SqliteConnection): Promis
           record.validBefore,
           record.fromBlock === null ? null : String(record.fromBlock),
           'pending',
-          ++seq,
+          mine,
         ],
       );
-      return undefined;
+      const stored = await byId(record.id);
+      return stored && Number(stored.seq) !== mine ? recordFromRow(stored) : undefined;
     },
     credited: (id, transaction) =>
       db.run("UPDATE x402_payments SET state = 'credited', tx = COALESCE(?, tx) WHERE id = ?", [transaction, id]),

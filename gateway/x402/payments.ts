@@ -16,7 +16,7 @@
  *   const settled = await payments.pay(wallet, ctx.get('payment-signature'), resourceUrl)
  */
 import type { X402Asset, X402Config } from '../config.js';
-import { FacilitatorUnavailable, PaymentInvalid, PaymentPending, zodIssue } from '../errors.js';
+import { ChainUnavailable, FacilitatorUnavailable, PaymentInvalid, PaymentPending, zodIssue } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
 import type { X402PaymentRecord, X402PaymentRecords } from '../accounts/x402-payment-records.js';
 import type { Logger } from '../logger.js';
@@ -112,7 +112,7 @@ export class X402Payments {
     const match = this.offers.match(payload, wallet, nowSeconds());
     if (!match.asset) throw refuse(match.reason, match.message);
     const { authorization } = payload.payload;
-    const fromBlock = await this.blockOrNull(match.asset);
+    const fromBlock = await this.claimBlock(match.asset);
     const record: X402PaymentRecord = {
       id: `${match.asset.network}:${authorization.nonce.toLowerCase()}`,
       wallet,
@@ -205,7 +205,9 @@ export class X402Payments {
     const state = await this.reconcileOne(record).catch(() => 'unconfirmed' as const);
     if (state === 'paid') return settledResponse(record);
     if (state === 'unconfirmed') throw new PaymentPending(this.retryAfterSeconds());
-    await this.deps.records.forget(record.id);
+    // Unused (spent otherwise and expired are forgotten already): the claim goes, so the same payment
+    // can be sent again; a retry of it finds the transfer should the failed attempt land after all.
+    if (state === 'unused') await this.deps.records.forget(record.id);
     throw refuse(settlement.errorReason ?? 'settlement_failed', settlement.errorMessage ?? 'the facilitator could not settle the payment');
   }
 
@@ -217,6 +219,7 @@ export class X402Payments {
     const state = await this.reconcileOne(earlier).catch(() => 'unconfirmed' as const);
     if (state === 'paid') return settledResponse(earlier);
     if (state === 'spent_otherwise') throw reused();
+    if (state === 'expired') throw refuse('authorization_expired', 'this authorization expired before it was settled; sign a new one');
     throw new PaymentPending(this.retryAfterSeconds());
   }
 
@@ -235,6 +238,7 @@ export class X402Payments {
       payTo: this.deps.config.payTo,
       amount: record.amount,
       nonce: record.nonce,
+      validBefore: record.validBefore,
       fromBlock: record.fromBlock,
     });
     if (state === 'paid') {
@@ -253,7 +257,7 @@ export class X402Payments {
       );
       return state;
     }
-    if (state === 'unused' && nowSeconds() > record.validBefore) {
+    if (state === 'expired') {
       await this.deps.records.forget(record.id);
       this.count('forgotten');
       this.deps.logger.info({ payment: record.id, wallet: record.wallet }, 'x402 pending payment expired unused: forgotten');
@@ -288,17 +292,17 @@ export class X402Payments {
   }
 
   /** The chain's latest block, or null when the RPC does not answer soon (logged: reconciliation is then weaker). */
-  private async blockOrNull(asset: X402Asset): Promise<bigint | null> {
+  /**
+   * The chain's latest block when a payment is claimed: where the search for its settlement starts.
+   * Without it a settlement could only be judged by its nonce, which a payer can spend elsewhere, so
+   * a chain that does not answer refuses the payment (503, nothing claimed, charged or credited).
+   */
+  private async claimBlock(asset: X402Asset): Promise<bigint> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), BLOCK_READ_TIMEOUT_MS)));
     const block = await Promise.race([latestBlock(asset.rpcUrl).catch(() => null), late]);
     clearTimeout(timer);
-    // The network, not the URL: an RPC URL often carries an API key.
-    if (block === null)
-      this.deps.logger.warn(
-        { network: asset.network },
-        'x402: the chain did not give its latest block; a pending payment will be judged by its nonce alone',
-      );
+    if (block === null) throw new ChainUnavailable(asset.network);
     return block;
   }
 

@@ -2,9 +2,12 @@
  * The chain reads x402 settlement needs, and nothing else: the gateway reads, it never sends a
  * transaction. A settlement whose outcome was unknown is decided from EIP-3009's own records:
  * `authorizationState(authorizer, nonce)` (true once the nonce is spent) and the
- * `AuthorizationUsed(authorizer, nonce)` event, whose transaction must carry the `Transfer` of the
- * payment itself (payer → pay-to, the amount): a nonce can also be spent by another authorization
- * of the same payer, or cancelled, and that must never count as payment.
+ * `AuthorizationUsed(authorizer, nonce)` event, which must be followed at once (the next log of the
+ * same token, as `transferWithAuthorization` emits them) by the `Transfer` of the payment itself
+ * (payer → pay-to, the amount): a nonce can also be spent by another authorization of the same
+ * payer, or cancelled (`AuthorizationCanceled`), and that must never count as payment, nor may one
+ * transfer count for two nonces. "Expired" is judged by the chain's clock, not ours: the nonce is
+ * read at a block whose timestamp is past the authorization's `validBefore`.
  *
  * @example
  *   const from = await latestBlock(rpcUrl)                      // when the payment is claimed
@@ -15,6 +18,7 @@ import { createPublicClient, http, parseAbi, parseEventLogs, type Address, type 
 const EIP3009_ABI = parseAbi([
   'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
   'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
+  'event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)',
   'event Transfer(address indexed from, address indexed to, uint256 value)',
 ]);
 
@@ -41,44 +45,47 @@ export interface SettlementQuery {
   payTo: string;
   amount: bigint;
   nonce: string;
-  /** A block at or before the payment was claimed (null: unknown, the nonce's state alone decides). */
+  /** The authorization's validBefore (unix seconds). */
+  validBefore: number;
+  /** A block at or before the payment was claimed (null: unknown, so a spent nonce stays unconfirmed). */
   fromBlock: bigint | null;
 }
 
 /**
- * `paid`: the nonce was spent by this payment's transfer; `unused`: not spent (yet); `spent_otherwise`:
- * spent by something that did not pay us; `unconfirmed`: spent, but its event is not visible yet.
+ * `paid`: the nonce was spent by this payment's transfer; `unused`: not spent (yet); `expired`: not
+ * spent at a block past validBefore, so it never can be; `spent_otherwise`: spent by something
+ * that did not pay us; `unconfirmed`: spent, but its event is not visible yet.
  */
-export type SettlementState = 'paid' | 'unused' | 'spent_otherwise' | 'unconfirmed';
+export type SettlementState = 'paid' | 'unused' | 'expired' | 'spent_otherwise' | 'unconfirmed';
 
 export async function settlementState(query: SettlementQuery): Promise<SettlementState> {
   const client = clientFor(query.rpcUrl);
   const asset = query.asset as Address;
+  const head = await client.getBlock({ blockTag: 'latest' });
   const used = await client.readContract({
     address: asset,
     abi: EIP3009_ABI,
     functionName: 'authorizationState',
     args: [query.payer as Address, query.nonce as Hex],
+    blockNumber: head.number,
   });
-  if (!used) return 'unused';
-  if (query.fromBlock === null) return 'paid';
-  const [event] = await client.getContractEvents({
-    address: asset,
-    abi: EIP3009_ABI,
-    eventName: 'AuthorizationUsed',
-    args: { authorizer: query.payer as Address, nonce: query.nonce as Hex },
-    fromBlock: query.fromBlock,
-    toBlock: 'latest',
-  });
-  if (!event) return 'unconfirmed';
+  if (!used) return head.timestamp > BigInt(query.validBefore) ? 'expired' : 'unused';
+  if (query.fromBlock === null) return 'unconfirmed';
+  const range = { address: asset, abi: EIP3009_ABI, fromBlock: query.fromBlock, toBlock: head.number } as const;
+  const args = { authorizer: query.payer as Address, nonce: query.nonce as Hex };
+  const [event] = await client.getContractEvents({ ...range, eventName: 'AuthorizationUsed', args });
+  if (!event) {
+    const [canceled] = await client.getContractEvents({ ...range, eventName: 'AuthorizationCanceled', args });
+    return canceled ? 'spent_otherwise' : 'unconfirmed';
+  }
   const receipt = await client.getTransactionReceipt({ hash: event.transactionHash });
-  const transfers = parseEventLogs({ abi: EIP3009_ABI, eventName: 'Transfer', logs: receipt.logs });
-  const paid = transfers.some(
-    (t) =>
-      t.address.toLowerCase() === query.asset.toLowerCase() &&
-      t.args.from.toLowerCase() === query.payer.toLowerCase() &&
-      t.args.to.toLowerCase() === query.payTo.toLowerCase() &&
-      t.args.value === query.amount,
-  );
+  const next = receipt.logs.find((log) => log.logIndex === event.logIndex + 1);
+  const [transfer] = next ? parseEventLogs({ abi: EIP3009_ABI, eventName: 'Transfer', logs: [next] }) : [];
+  const paid =
+    transfer !== undefined &&
+    transfer.address.toLowerCase() === query.asset.toLowerCase() &&
+    transfer.args.from.toLowerCase() === query.payer.toLowerCase() &&
+    transfer.args.to.toLowerCase() === query.payTo.toLowerCase() &&
+    transfer.args.value === query.amount;
   return paid ? 'paid' : 'spent_otherwise';
 }

@@ -309,4 +309,18 @@ test('x402: a network that is not CAIP-2 EVM, a bad pay-to, no assets or a top-u
     /x402\.topUpCredits must not exceed x402\.maxTopUpCredits \(1000\)/,
   );
   assert.throws(() => parseConfig(fileJson(), { X402_FACILITATOR_URL: 'http://127.0.0.1:4021' }), /x402\.payTo/);
+  // The same address as a deposit treasury would credit each payment twice (again as a deposit).
+  assert.throws(
+    () =>
+      parseConfig(
+        {
+          ...withX402({}),
+          deposits: {
+            chains: { base: { tokens: [{ symbol: 'USDC', address: '0x' + '44'.repeat(20), decimals: 6, unitsPerCredit: 1000 }] } },
+          },
+        },
+        { DEPOSIT_TREASURY_BASE: '0x' + '11'.repeat(20) },
+      ),
+    /x402\.payTo is also deposits\.chains\.base\.treasury: a payment would be credited twice/,
+  );
 });

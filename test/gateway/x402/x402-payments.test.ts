@@ -321,6 +321,16 @@ async function assertRefused(payer: { wallet: string }, paid: Exchange | undefin
   assert.equal(upstream.requests.length, 0, 'nothing served');
 }
 
+test('one payment sent by two requests at once is settled and credited once, and neither request fails', async () => {
+  const payer = await fundedPayer();
+  const header = await signedPaymentHeader(payer);
+  const answers = await Promise.all([sendPaid(payer, header), sendPaid(payer, header)]);
+  for (const answer of answers) assert.ok([200, 503].includes(answer.status), `status ${answer.status}: ${JSON.stringify(answer.body)}`);
+  assert.ok(answers.some((answer) => answer.status === 200));
+  await eventually(async () => (await gateway.ledger.balance(payer.wallet)).total_deposited > 0);
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+});
+
 test('a payment for an amount that was not offered, or whose signed value differs, is refused with the reason', async () => {
   const payer = await fundedPayer();
   const callsBefore = facilitator.calls.length;
