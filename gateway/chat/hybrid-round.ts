@@ -2,10 +2,12 @@
  * One round of the model's tool calls when the client brought functions of its own: each call is
  * either the gateway's to run or the client's to receive. Call ids are made fit to hand out
  * first: a client keys its results by them and the gateway keys the rounds it keeps by them, so
- * an id that is missing, short or already used gets a fresh `call_<random>` one.
+ * an id that is missing, short or already used gets a fresh `call_<random>` one, and so does every
+ * call handed to the client: some upstreams number their ids (`functions.read_file:0`), and two
+ * conversations of one wallet must never share the key of their kept rounds.
  *
  * @example
- *   const calls = withUsableCallIds(round.toolCalls, usedIds)
+ *   const calls = withUsableCallIds(round.toolCalls, usedIds, clientTools.names)
  *   const { gateway, client } = splitToolCalls(calls, clientTools.names, { parallel: clientTools.parallel })
  *   // run `gateway`, then hand `client` back with finish_reason "tool_calls" (when non-empty)
  */
@@ -45,10 +47,18 @@ export function splitToolCalls(
   return split;
 }
 
-/** The round's calls with every missing, short or repeated id replaced; `used` gains the ids handed out. */
-export function withUsableCallIds(calls: UpstreamToolCall[], used: Set<string>): UpstreamToolCall[] {
+/**
+ * The round's calls with every missing, short or repeated id replaced, and every call of a client
+ * function (`clientNames`) given a fresh one; `used` gains the ids handed out.
+ */
+export function withUsableCallIds(
+  calls: UpstreamToolCall[],
+  used: Set<string>,
+  clientNames: ReadonlySet<string> = new Set(),
+): UpstreamToolCall[] {
   return calls.map((call) => {
-    const id = call.id.length >= MIN_ID_LENGTH && !used.has(call.id) ? call.id : freshCallId(used);
+    const keep = call.id.length >= MIN_ID_LENGTH && !used.has(call.id) && !clientNames.has(call.function.name);
+    const id = keep ? call.id : freshCallId(used);
     used.add(id);
     return id === call.id ? call : { ...call, id };
   });

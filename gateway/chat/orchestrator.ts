@@ -206,7 +206,7 @@ export class ChatOrchestrator {
           break;
         }
         const { names, parallel } = plan.clientTools;
-        const split = splitToolCalls(withUsableCallIds(round.toolCalls, chat.callIds), names, { parallel });
+        const split = splitToolCalls(withUsableCallIds(round.toolCalls, chat.callIds, names), names, { parallel });
         await this.runTools(chat, { text: round.text, calls: split.calls, run: split.gateway }, sink, abort);
         if (split.client.length) {
           // The client's turn: keep what it will not send back (this request's rounds), then hand it its calls.

@@ -106,9 +106,12 @@ test('a mixed round runs the gateway call, hands back the client call with the t
   const message = first.data.choices[0].message;
   assert.equal(first.data.choices[0].finish_reason, 'tool_calls');
   assert.equal(message.content, 'First a check.\n\nNow the file.');
-  // Long, unique upstream ids are handed out as they are.
+  // A client call always gets the gateway's own id (some upstreams number theirs: they would collide
+  // across conversations); the gateway's own calls keep long, unique upstream ids.
+  const fileCall = message.tool_calls![0].id;
+  assert.match(fileCall, CALL_ID);
   assert.deepEqual(message.tool_calls, [
-    { id: 'chatcmpl-tool-cccccccccccc', type: 'function', function: { name: 'read_file', arguments: '{"path":"notes.txt"}' } },
+    { id: fileCall, type: 'function', function: { name: 'read_file', arguments: '{"path":"notes.txt"}' } },
   ]);
   assert.deepEqual(
     traceOf(first.data).map((t) => [t.round, t.tool, t.ok]),
@@ -121,11 +124,7 @@ test('a mixed round runs the gateway call, hands back the client call with the t
 
   upstream.reset();
   upstream.script({ text: 'It says alpha is ready.', ...oneCredit });
-  const conversation: ChatCompletionMessageParam[] = [
-    user,
-    message,
-    { role: 'tool', tool_call_id: 'chatcmpl-tool-cccccccccccc', content: 'alpha: ready' },
-  ];
+  const conversation: ChatCompletionMessageParam[] = [user, message, { role: 'tool', tool_call_id: fileCall, content: 'alpha: ready' }];
   const second = await client.chat.completions.create({ model: 'conductor', messages: conversation, tools }).withResponse();
   assert.equal(second.data.choices[0].message.content, 'It says alpha is ready.');
   assert.equal(second.data.choices[0].finish_reason, 'stop');
@@ -144,11 +143,11 @@ test('a mixed round runs the gateway call, hands back the client call with the t
       content: 'Now the file.',
       tool_calls: [
         { id: 'chatcmpl-tool-bbbbbbbbbbbb', type: 'function', function: { name: 'echo', arguments: '{"text":"two"}' } },
-        { id: 'chatcmpl-tool-cccccccccccc', type: 'function', function: { name: 'read_file', arguments: '{"path":"notes.txt"}' } },
+        { id: fileCall, type: 'function', function: { name: 'read_file', arguments: '{"path":"notes.txt"}' } },
       ],
     },
     { role: 'tool', tool_call_id: 'chatcmpl-tool-bbbbbbbbbbbb', content: '{"text":"two"}' },
-    { role: 'tool', tool_call_id: 'chatcmpl-tool-cccccccccccc', content: 'alpha: ready' },
+    { role: 'tool', tool_call_id: fileCall, content: 'alpha: ready' },
   ]);
 
   // Another wallet sending the same ids gets nothing spliced: rounds are kept per wallet.
@@ -179,8 +178,8 @@ test('two client calls in parallel come back together; repeated and missing upst
     calls.map((c) => c.function.name),
     ['read_file', 'ask_user'],
   );
-  assert.equal(calls[0].id, 'same-id-123456');
-  assert.match(calls[1].id, CALL_ID);
+  for (const call of calls) assert.match(call.id, CALL_ID);
+  assert.notEqual(calls[0].id, calls[1].id);
 });
 
 test('the kept rounds expire: the continuation (streamed) still works with the conversation as sent, and a log line says so', async () => {

@@ -50,3 +50,14 @@ test('callIdsIn: ids of assistant calls and tool results', () => {
   ]);
   assert.deepEqual([...ids].sort(), ['one', 'three', 'two']);
 });
+
+test('withUsableCallIds: a call of a client function always gets a fresh id, even a long unique upstream one', () => {
+  const used = new Set<string>();
+  const out = withUsableCallIds(
+    [call('echo', 'chatcmpl-tool-keep0000'), call('read_file', 'functions.read_file:0')],
+    used,
+    new Set(['read_file']),
+  );
+  assert.equal(out[0].id, 'chatcmpl-tool-keep0000');
+  assert.match(out[1].id, /^call_[A-Za-z0-9]{24}$/);
+});

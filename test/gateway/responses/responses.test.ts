@@ -435,9 +435,10 @@ test('a client function round trip: function_call item beside the gateway run, t
   assert.ok(call.type === 'function_call');
   assert.match(call.id ?? '', /^fc_/);
   assert.deepEqual(
-    { call_id: call.call_id, name: call.name, arguments: call.arguments, status: call.status },
-    { call_id: 'call_client01', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+    { name: call.name, arguments: call.arguments, status: call.status },
+    { name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
   );
+  assert.match(call.call_id, /^call_[A-Za-z0-9]{24}$/, "a client's call gets the gateway's own id");
   assert.deepEqual(first.tools, [weather]);
   const offered = upstream.requests[0].body.tools?.map((t) => t.function.name) ?? [];
   assert.ok(offered.includes('echo') && offered.includes('get_weather'), 'both kinds offered');
@@ -454,7 +455,7 @@ test('a client function round trip: function_call item beside the gateway run, t
     client.responses.create({ model: 'conductor', previous_response_id: first.id, tools: [weather], input: 'Well?' }),
   );
   assert.equal(unanswered.status, 400);
-  assert.equal(unanswered.message, '400 No tool output found for function call call_client01.');
+  assert.equal(unanswered.message, `400 No tool output found for function call ${call.call_id}.`);
   assert.equal(upstream.requests.length, 2);
   assert.deepEqual(
     upstream.requests[1].body.messages.slice(1).map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
@@ -462,7 +463,7 @@ test('a client function round trip: function_call item beside the gateway run, t
       ['user', 'Weather in Paris?', undefined],
       ['assistant', null, 2],
       ['tool', 'call_gateway1', undefined],
-      ['tool', 'call_client01', undefined],
+      ['tool', call.call_id, undefined],
     ],
   );
 });
@@ -530,7 +531,7 @@ test('a client that resends the items itself (no previous_response_id) gets the 
       ['user', 'Weather in Rome?', undefined],
       ['assistant', null, 2],
       ['tool', 'call_gw_kept1', undefined],
-      ['tool', 'call_cl_kept1', undefined],
+      ['tool', call.call_id, undefined],
     ],
   );
   // Stored as the model saw it, spliced round included: previous_response_id carries it on.
@@ -538,6 +539,6 @@ test('a client that resends the items itself (no previous_response_id) gets the 
   await client.responses.create({ model: 'conductor', input: 'Thanks.', previous_response_id: second.id });
   assert.deepEqual(
     upstream.requests[2].body.messages.slice(1).map((m) => m.tool_call_id ?? m.content),
-    ['Weather in Rome?', null, 'call_gw_kept1', 'call_cl_kept1', 'Rainy in Rome.', 'Thanks.'],
+    ['Weather in Rome?', null, 'call_gw_kept1', call.call_id, 'Rainy in Rome.', 'Thanks.'],
   );
 });
