@@ -183,13 +183,16 @@ async function finish(
   if (run.state.request.store) {
     const answer: UpstreamMessage[] = outcome.clientToolCalls ? [] : [{ role: 'assistant', content: output.answerText }];
     const conversation = [...outcome.conversation.slice(run.instructionMessages), ...answer];
+    let kept = false;
     try {
-      const kept = await keepResponse(deps.store, { id: run.state.id, wallet: run.wallet, ttlMs: deps.ttlMs, response, conversation });
+      kept = await keepResponse(deps.store, { id: run.state.id, wallet: run.wallet, ttlMs: deps.ttlMs, response, conversation });
       if (!kept) deps.logger.warn({ response: run.state.id }, 'response not stored: larger than the per-wallet byte quota');
     } catch (err) {
       // The answer is paid for and ready: it goes out; only GET and previous_response_id miss it.
       deps.logger.error({ err, response: run.state.id }, 'storing a response failed');
     }
+    // Say so in the answer, so a client does not chain on an id that will be 404.
+    if (!kept) return { ...response, store: false };
   }
   return response;
 }

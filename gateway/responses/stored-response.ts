@@ -46,7 +46,16 @@ export async function keepResponse(
 export async function loadResponse(store: ResponseStore, id: string, wallet: string, param: string | null = null): Promise<StoredBody> {
   const body = await store.get(id, wallet, Date.now());
   if (body === undefined) throw responseNotFound(id, param);
-  return storedBody.parse(JSON.parse(body));
+  // A damaged row (or one an older release wrote differently) is as good as gone: 404, not 500.
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw responseNotFound(id, param);
+  }
+  const stored = storedBody.safeParse(parsed);
+  if (!stored.success) throw responseNotFound(id, param);
+  return stored.data;
 }
 
 export function responseNotFound(id: string, param: string | null = null): NotFound {

@@ -542,3 +542,25 @@ test('a client that resends the items itself (no previous_response_id) gets the 
     ['Weather in Rome?', null, 'call_gw_kept1', call.call_id, 'Rainy in Rome.', 'Thanks.'],
   );
 });
+
+test('a response the store cannot keep (over the per-wallet byte quota) says store: false, and is not found later', async () => {
+  const small = await startChatGateway({
+    upstream,
+    config: (json) => {
+      json.freeMode = false;
+      json.responses = { maxBytesPerWallet: 64 };
+    },
+  });
+  try {
+    const wallet = `0x${'ab'.repeat(20)}`;
+    await small.ledger.grant(wallet, 10);
+    const client = openaiFor(small, await apiKeyFor(small, wallet), wallet);
+    upstream.script({ text: 'Too big to keep.' });
+    const response = await client.responses.create({ model: 'conductor', input: 'Hello?' });
+    assert.equal(response.output_text, 'Too big to keep.');
+    assert.equal(response.store, false);
+    assert.equal((await apiErrorOf(client.responses.retrieve(response.id))).status, 404);
+  } finally {
+    await small.stop();
+  }
+});
