@@ -157,9 +157,10 @@ export class DepositWatcher {
       if (added > 0) this.options.events?.seen?.(chain.key, added);
       const settledEnd = Math.min(end, settled);
       if (settledEnd >= start) await store.saveCursor(chain.chainId, settledEnd + 1);
-      // A long catch-up is progress too: /health counts it, and the lag shrinks page by page.
       this.status.scannedTo = Math.max(this.status.scannedTo ?? end, end);
-      this.progressed();
+      // A long catch-up is progress too (the lag shrinks page by page); the last page counts only
+      // with the pass that credits it, so a pass that keeps failing to credit reads as stalled.
+      if (end < head) this.progressed();
       start = end + 1;
     }
   }

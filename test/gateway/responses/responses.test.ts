@@ -558,7 +558,7 @@ test('a response the store cannot keep (over the per-wallet byte quota) says sto
     upstream.script({ text: 'Too big to keep.' });
     const response = await client.responses.create({ model: 'conductor', input: 'Hello?' });
     assert.equal(response.output_text, 'Too big to keep.');
-    assert.equal(response.store, false);
+    assert.equal((response as { store?: boolean }).store, false);
     assert.equal((await apiErrorOf(client.responses.retrieve(response.id))).status, 404);
   } finally {
     await small.stop();
