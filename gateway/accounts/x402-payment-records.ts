@@ -27,6 +27,9 @@ export interface X402PaymentRecord {
   validBefore: number;
   /** The chain's latest block when it was claimed: its settlement is at or after it (null: unknown). */
   fromBlock: bigint | null;
+  /** The terms offered when it was claimed (lower-case pay-to, atomic units per credit): a config change never re-judges it. */
+  payTo: string;
+  unitsPerCredit: bigint;
   state: 'pending' | 'credited';
   /** The settlement transaction, when the facilitator reported it. */
   transaction: string | null;
@@ -46,8 +49,8 @@ export interface X402PaymentRecords {
 export const X402_PAYMENTS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS x402_payments (
     id TEXT PRIMARY KEY, wallet TEXT NOT NULL, network TEXT NOT NULL, asset TEXT NOT NULL, amount TEXT NOT NULL,
-    nonce TEXT NOT NULL, signature TEXT NOT NULL, valid_before INTEGER NOT NULL, from_block TEXT, state TEXT NOT NULL,
-    tx TEXT, seq INTEGER NOT NULL);
+    nonce TEXT NOT NULL, signature TEXT NOT NULL, valid_before INTEGER NOT NULL, from_block TEXT,
+    pay_to TEXT NOT NULL, units_per_credit TEXT NOT NULL, state TEXT NOT NULL, tx TEXT, seq INTEGER NOT NULL);
   CREATE INDEX IF NOT EXISTS x402_payments_pending ON x402_payments (state, seq);`;
 
 /** A stored row in either database (amount as text: it may pass 2^53). */
@@ -61,6 +64,8 @@ export interface X402PaymentRow {
   signature: string;
   valid_before: number | string;
   from_block: string | null;
+  pay_to: string;
+  units_per_credit: string;
   state: string;
   tx: string | null;
   /** Insertion order (and, in SQLite, which claim wrote the row). */
@@ -78,6 +83,8 @@ export function recordFromRow(row: X402PaymentRow): X402PaymentRecord {
     signature: row.signature,
     validBefore: Number(row.valid_before),
     fromBlock: row.from_block === null ? null : BigInt(row.from_block),
+    payTo: row.pay_to,
+    unitsPerCredit: BigInt(row.units_per_credit),
     state: row.state === 'credited' ? 'credited' : 'pending',
     transaction: row.tx,
   };
@@ -94,7 +101,7 @@ export async function openSqliteX402PaymentRecords(db: SqliteConnection): Promis
       // read, then an insert, would let two requests with one payment both miss and one fail.)
       const mine = ++seq;
       await db.run(
-        'INSERT OR IGNORE INTO x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, state, tx, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)',
+        'INSERT OR IGNORE INTO x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, pay_to, units_per_credit, state, tx, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)',
         [
           record.id,
           record.wallet,
@@ -105,6 +112,8 @@ export async function openSqliteX402PaymentRecords(db: SqliteConnection): Promis
           record.signature,
           record.validBefore,
           record.fromBlock === null ? null : String(record.fromBlock),
+          record.payTo,
+          String(record.unitsPerCredit),
           'pending',
           mine,
         ],

@@ -154,9 +154,9 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
         }
         for (const row of stored.x402Payments) {
           const inserted = await tx`
-            insert into x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, state, tx)
+            insert into x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, pay_to, units_per_credit, state, tx)
             values (${row.id}, ${row.wallet}, ${row.network}, ${row.asset}, ${row.amount}::numeric, ${row.nonce}, ${row.signature},
-              ${row.valid_before}::bigint, ${row.from_block}::numeric, ${row.state}, ${row.tx})
+              ${row.valid_before}::bigint, ${row.from_block}::numeric, ${row.pay_to}, ${row.units_per_credit}::numeric, ${row.state}, ${row.tx})
             on conflict do nothing returning id`;
           report.x402Payments[inserted.length === 1 ? 'copied' : 'skipped']++;
         }

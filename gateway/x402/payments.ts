@@ -123,6 +123,8 @@ export class X402Payments {
       signature: payload.payload.signature.toLowerCase(),
       validBefore: Number(authorization.validBefore),
       fromBlock,
+      payTo: this.deps.config.payTo.toLowerCase(),
+      unitsPerCredit: BigInt(match.asset.unitsPerCredit),
       state: 'pending',
       transaction: null,
     };
@@ -235,7 +237,7 @@ export class X402Payments {
       rpcUrl: asset.rpcUrl,
       asset: record.asset,
       payer: record.wallet,
-      payTo: this.deps.config.payTo,
+      payTo: record.payTo,
       amount: record.amount,
       nonce: record.nonce,
       validBefore: record.validBefore,
@@ -266,14 +268,12 @@ export class X402Payments {
   }
 
   private async credit(record: X402PaymentRecord): Promise<void> {
-    const asset = this.deps.config.assets.find((a) => a.network === record.network && a.address.toLowerCase() === record.asset);
-    if (!asset) throw new Error(`x402 asset ${record.asset} on ${record.network} is not configured`);
     const result = await this.deps.ledger.creditExternal({
       wallet: record.wallet,
       source: 'x402',
       externalId: record.id,
       units: record.amount,
-      unitsPerCredit: BigInt(asset.unitsPerCredit),
+      unitsPerCredit: record.unitsPerCredit,
       remainderKey: `${record.network}:${record.asset}`,
     });
     await this.deps.records.credited(record.id, record.transaction);

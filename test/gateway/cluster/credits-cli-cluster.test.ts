@@ -88,6 +88,8 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       signature: `0x${'ef'.repeat(65)}`,
       validBefore: 1_900_000_000,
       fromBlock: 123n,
+      payTo: '0x2222222222222222222222222222222222222222',
+      unitsPerCredit: 10_000n,
     };
     await embedded.paymentRecords.claim(pendingPayment);
     await embedded.close();

@@ -29,6 +29,8 @@ function payment() {
     signature: `0x${randomBytes(65).toString('hex')}`,
     validBefore: 1_900_000_000,
     fromBlock: 18_446_744_073_709_551_617n,
+    payTo: '0x2222222222222222222222222222222222222222',
+    unitsPerCredit: 10_000n,
   };
 }
 

@@ -18,6 +18,9 @@ create table x402_payments (
   valid_before bigint not null,
   -- The chain's latest block at the claim: where reconciliation looks for the settlement's event.
   from_block numeric(78, 0),
+  -- The terms offered at the claim: a config change later never re-judges a pending payment.
+  pay_to text not null,
+  units_per_credit numeric(78, 0) not null check (units_per_credit > 0),
   state text not null check (state in ('pending', 'credited')),
   tx text,
   seq bigint generated always as identity
