@@ -23,7 +23,7 @@ import { parseResponsesRequest, responsesRequestSchema, type ResponsesRequest } 
 import { newId, ResponseOutput } from '../responses/response-output.js';
 import { responseObject, type ResponseState } from '../responses/response-object.js';
 import { ResponseEventWriter } from '../responses/response-events.js';
-import { assertCallsAnswered, keepResponse, loadResponse, responseNotFound } from '../responses/stored-response.js';
+import { assertCallsAnswered, keepResponse, loadResponse, responseNotFound, withoutEchoes } from '../responses/stored-response.js';
 import { callerWallet } from './wallet.js';
 import { setCreditHeaders } from './chat.js';
 import { answerUnlessClientLeaves } from './client-disconnect.js';
@@ -78,9 +78,10 @@ export function registerResponseRoutes(
 async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRouteDeps): Promise<ResponseRun> {
   const model = deps.orchestrator.resolveModel(request.model);
   const wallet = callerWallet(ctx);
-  const earlier = request.previousResponseId
-    ? (await loadResponse(deps.store, request.previousResponseId, wallet, 'previous_response_id')).conversation
-    : [];
+  const stored = request.previousResponseId
+    ? await loadResponse(deps.store, request.previousResponseId, wallet, 'previous_response_id')
+    : undefined;
+  const earlier = stored?.conversation ?? [];
   assertCallsAnswered(earlier, request.input);
   const instructions: UpstreamMessage[] = request.instructions ? [{ role: 'system', content: request.instructions }] : [];
   return {
@@ -90,7 +91,7 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
       // The stored conversation is whole (every gateway round in it): only this turn's input may
       // carry calls whose gateway rounds the orchestrator kept (a client that resends items itself).
       history: [...instructions, ...earlier],
-      messages: request.input,
+      messages: stored ? withoutEchoes(stored, request.input) : request.input,
       clientTools: request.clientTools,
       maxTokens: request.maxOutputTokens,
       sampling: request.sampling,

@@ -77,3 +77,30 @@ export function assertCallsAnswered(earlier: UpstreamMessage[], input: UpstreamM
   const [missing] = open;
   if (missing !== undefined) throw new InvalidRequest(`No tool output found for function call ${missing}.`, 'input');
 }
+
+/**
+ * This turn's input less what a client echoed from the stored response (`input.push(...response.output)`):
+ * its calls and their results are in the stored conversation already (the gateway's own under the
+ * upstream's ids, where the echo carries the `mcp_…` item ids), and sent twice the model would see a
+ * call again, the second time without its result.
+ */
+export function withoutEchoes(earlier: StoredBody, input: UpstreamMessage[]): UpstreamMessage[] {
+  const calls = new Set<string>();
+  const results = new Set<string>();
+  for (const m of earlier.conversation) {
+    if (m.role === 'assistant') for (const call of m.tool_calls ?? []) calls.add(call.id);
+    if (m.role === 'tool') results.add(m.tool_call_id);
+  }
+  const output = Array.isArray(earlier.response.output) ? (earlier.response.output as Array<{ type?: unknown; id?: unknown }>) : [];
+  for (const item of output) {
+    if (item.type === 'mcp_call' && typeof item.id === 'string') {
+      calls.add(item.id);
+      results.add(item.id);
+    }
+  }
+  return input.filter((m) => {
+    if (m.role === 'assistant' && m.tool_calls?.length) return !m.tool_calls.every((call) => calls.has(call.id));
+    if (m.role === 'tool') return !results.has(m.tool_call_id);
+    return true;
+  });
+}

@@ -6,7 +6,7 @@
  */
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { APIError } from 'openai';
+import OpenAI, { APIError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
 import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
@@ -563,4 +563,41 @@ test('a response the store cannot keep (over the per-wallet byte quota) says sto
   } finally {
     await small.stop();
   }
+});
+
+test('previous_response_id with the earlier output items echoed in input: each call reaches the model once, with its result', async () => {
+  const { client } = await fundedClient();
+  upstream.script(
+    {
+      toolCalls: [
+        { id: 'call_gateway2', name: 'echo', arguments: '{"text":"Oslo"}' },
+        { id: 'call_client02', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+      ],
+    },
+    { text: 'Snow in Oslo.' },
+  );
+  const first = await client.responses.create({ model: 'conductor', input: 'Weather in Oslo?', tools: [weather] });
+  const call = first.output.find((item) => item.type === 'function_call');
+  assert.ok(call?.type === 'function_call');
+  // The pattern of OpenAI's function-calling guide (input.push(...response.output)), plus previous_response_id.
+  const second = await client.responses.create({
+    model: 'conductor',
+    previous_response_id: first.id,
+    tools: [weather],
+    input: [
+      ...(first.output as unknown as OpenAI.Responses.ResponseInputItem[]),
+      { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"snow"}' },
+    ],
+  });
+  assert.equal(second.output_text, 'Snow in Oslo.');
+  const seen = upstream.requests[1].body.messages.slice(1);
+  assert.deepEqual(
+    seen.map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
+    [
+      ['user', 'Weather in Oslo?', undefined],
+      ['assistant', null, 2],
+      ['tool', 'call_gateway2', undefined],
+      ['tool', call.call_id, undefined],
+    ],
+  );
 });
