@@ -25,8 +25,8 @@ export interface X402PaymentRecord {
   signature: string;
   /** Unix seconds after which the authorization can no longer settle. */
   validBefore: number;
-  /** The chain's latest block when it was claimed: its settlement is at or after it (null: unknown). */
-  fromBlock: bigint | null;
+  /** The chain's latest block when it was claimed: its settlement is at or after it. */
+  fromBlock: bigint;
   /** The terms offered when it was claimed (lower-case pay-to, atomic units per credit): a config change never re-judges it. */
   payTo: string;
   unitsPerCredit: bigint;
@@ -49,7 +49,7 @@ export interface X402PaymentRecords {
 export const X402_PAYMENTS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS x402_payments (
     id TEXT PRIMARY KEY, wallet TEXT NOT NULL, network TEXT NOT NULL, asset TEXT NOT NULL, amount TEXT NOT NULL,
-    nonce TEXT NOT NULL, signature TEXT NOT NULL, valid_before INTEGER NOT NULL, from_block TEXT,
+    nonce TEXT NOT NULL, signature TEXT NOT NULL, valid_before INTEGER NOT NULL, from_block TEXT NOT NULL,
     pay_to TEXT NOT NULL, units_per_credit TEXT NOT NULL, state TEXT NOT NULL, tx TEXT, seq INTEGER NOT NULL);
   CREATE INDEX IF NOT EXISTS x402_payments_pending ON x402_payments (state, seq);`;
 
@@ -63,7 +63,7 @@ export interface X402PaymentRow {
   nonce: string;
   signature: string;
   valid_before: number | string;
-  from_block: string | null;
+  from_block: string;
   pay_to: string;
   units_per_credit: string;
   state: string;
@@ -82,7 +82,7 @@ export function recordFromRow(row: X402PaymentRow): X402PaymentRecord {
     nonce: row.nonce,
     signature: row.signature,
     validBefore: Number(row.valid_before),
-    fromBlock: row.from_block === null ? null : BigInt(row.from_block),
+    fromBlock: BigInt(row.from_block),
     payTo: row.pay_to,
     unitsPerCredit: BigInt(row.units_per_credit),
     state: row.state === 'credited' ? 'credited' : 'pending',
@@ -111,7 +111,7 @@ export async function openSqliteX402PaymentRecords(db: SqliteConnection): Promis
           record.nonce,
           record.signature,
           record.validBefore,
-          record.fromBlock === null ? null : String(record.fromBlock),
+          String(record.fromBlock),
           record.payTo,
           String(record.unitsPerCredit),
           'pending',

@@ -68,13 +68,9 @@ export function responseNotFound(id: string, param: string | null = null): NotFo
  * API requires), or the model would see a call with no result.
  */
 export function assertCallsAnswered(earlier: UpstreamMessage[], input: UpstreamMessage[]): void {
-  const open = new Set<string>();
-  for (const m of earlier) {
-    if (m.role === 'assistant') for (const call of m.tool_calls ?? []) open.add(call.id);
-    if (m.role === 'tool') open.delete(m.tool_call_id);
-  }
-  for (const m of input) if (m.role === 'tool') open.delete(m.tool_call_id);
-  const [missing] = open;
+  const { calls, results } = callsAndResults(earlier);
+  for (const m of input) if (m.role === 'tool') results.add(m.tool_call_id);
+  const missing = [...calls].find((id) => !results.has(id));
   if (missing !== undefined) throw new InvalidRequest(`No tool output found for function call ${missing}.`, 'input');
 }
 
@@ -85,12 +81,7 @@ export function assertCallsAnswered(earlier: UpstreamMessage[], input: UpstreamM
  * call again, the second time without its result.
  */
 export function withoutEchoes(earlier: StoredBody, input: UpstreamMessage[]): UpstreamMessage[] {
-  const calls = new Set<string>();
-  const results = new Set<string>();
-  for (const m of earlier.conversation) {
-    if (m.role === 'assistant') for (const call of m.tool_calls ?? []) calls.add(call.id);
-    if (m.role === 'tool') results.add(m.tool_call_id);
-  }
+  const { calls, results } = callsAndResults(earlier.conversation);
   const output = Array.isArray(earlier.response.output) ? (earlier.response.output as Array<{ type?: unknown; id?: unknown }>) : [];
   for (const item of output) {
     if (item.type === 'mcp_call' && typeof item.id === 'string') {
@@ -103,4 +94,15 @@ export function withoutEchoes(earlier: StoredBody, input: UpstreamMessage[]): Up
     if (m.role === 'tool') return !results.has(m.tool_call_id);
     return true;
   });
+}
+
+/** The ids of a conversation's tool calls, and of the calls that have their result. */
+function callsAndResults(conversation: UpstreamMessage[]): { calls: Set<string>; results: Set<string> } {
+  const calls = new Set<string>();
+  const results = new Set<string>();
+  for (const m of conversation) {
+    if (m.role === 'assistant') for (const call of m.tool_calls ?? []) calls.add(call.id);
+    if (m.role === 'tool') results.add(m.tool_call_id);
+  }
+  return { calls, results };
 }

@@ -47,8 +47,8 @@ export interface SettlementQuery {
   nonce: string;
   /** The authorization's validBefore (unix seconds). */
   validBefore: number;
-  /** A block at or before the payment was claimed (null: unknown, so a spent nonce stays unconfirmed). */
-  fromBlock: bigint | null;
+  /** The chain's latest block when the payment was claimed: its settlement is at or after it. */
+  fromBlock: bigint;
 }
 
 /**
@@ -70,7 +70,6 @@ export async function settlementState(query: SettlementQuery): Promise<Settlemen
     blockNumber: head.number,
   });
   if (!used) return head.timestamp > BigInt(query.validBefore) ? 'expired' : 'unused';
-  if (query.fromBlock === null) return 'unconfirmed';
   const range = { address: asset, abi: EIP3009_ABI, fromBlock: query.fromBlock, toBlock: head.number } as const;
   const args = { authorizer: query.payer as Address, nonce: query.nonce as Hex };
   const [event] = await client.getContractEvents({ ...range, eventName: 'AuthorizationUsed', args });

@@ -24,7 +24,7 @@ export class PostgresX402PaymentRecords implements X402PaymentRecords {
         insert into x402_payments (id, wallet, network, asset, amount, nonce, signature, valid_before, from_block, pay_to, units_per_credit, state)
         values (${record.id}, ${record.wallet}, ${record.network}, ${record.asset}, ${String(record.amount)}::numeric,
           ${record.nonce}, ${record.signature}, ${record.validBefore}::bigint,
-          ${record.fromBlock === null ? null : String(record.fromBlock)}::numeric, ${record.payTo}, ${String(record.unitsPerCredit)}::numeric, 'pending')
+          ${String(record.fromBlock)}::numeric, ${record.payTo}, ${String(record.unitsPerCredit)}::numeric, 'pending')
         on conflict (id) do nothing returning id`;
       if (inserted.length > 0) return undefined;
       const rows = await this.sql<X402PaymentRow[]>`select ${this.columns} from x402_payments where id = ${record.id}`;

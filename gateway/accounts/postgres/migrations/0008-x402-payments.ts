@@ -17,7 +17,7 @@ create table x402_payments (
   signature text not null,
   valid_before bigint not null,
   -- The chain's latest block at the claim: where reconciliation looks for the settlement's event.
-  from_block numeric(78, 0),
+  from_block numeric(78, 0) not null,
   -- The terms offered at the claim: a config change later never re-judges a pending payment.
   pay_to text not null,
   units_per_credit numeric(78, 0) not null check (units_per_credit > 0),
