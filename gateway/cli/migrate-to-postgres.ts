@@ -10,7 +10,8 @@
  *
  * Holds still open in the embedded store belonged to a gateway that is stopped: their credits go
  * back to the wallet (credits + held), so total_deposited = credits + total_spent on arrival.
- * Grant idempotency records are not copied (a retried grant from before the move is a new grant).
+ * Grant idempotency records are copied with the balance each grant answered, so a grant retried
+ * with its key after the move answers as before instead of granting twice.
  * The permanent records of outside payments (deposits, x402) and the remainders below one credit
  * are copied, so a payment credited before the move still counts once after it; so are the deposit
  * records and scan cursors, so a deposit seen but not yet credited is credited after the move; so
@@ -18,9 +19,10 @@
  *
  * @example
  *   DATA_DIR=./data DATABASE_URL=postgres://… npm run credits -- migrate-to-postgres
- *   // {"keys":{"copied":3,"skipped":0},"wallets":{"copied":2,"skipped":0},"credits":147,
- *   //  "externalCredits":{"copied":1,"skipped":0},"deposits":{"copied":1,"skipped":0}}
+ *   // {"keys":{"copied":3,"skipped":0},"wallets":{"copied":2,"skipped":0},"credits":147,"grants":{"copied":2,"skipped":0},
+ *   //  "externalCredits":{"copied":1,"skipped":0},"deposits":{"copied":1,"skipped":0},"x402Payments":{"copied":0,"skipped":0}}
  */
+import { z } from 'zod';
 import type { Config } from '../config.js';
 import { join } from 'node:path';
 import { openAccounts } from '../accounts/accounts.js';
@@ -39,6 +41,8 @@ export interface MigrationReport {
   wallets: { copied: number; skipped: number };
   /** Spendable credits copied (open holds included, see the file comment). */
   credits: number;
+  /** Idempotency records of grants (a retried grant repeats its first answer). */
+  grants: { copied: number; skipped: number };
   /** Outside payments' permanent records (remainders travel with them). */
   externalCredits: { copied: number; skipped: number };
   /** Deposit records (scan cursors travel with them). */
@@ -49,6 +53,9 @@ export interface MigrationReport {
 
 const WALLET_INDEX = 'wallet:';
 
+/** The balance an embedded grant answered, as its record keeps it. */
+const grantAnswer = z.object({ credits: z.number().int(), total_deposited: z.number().int(), total_spent: z.number().int() });
+
 /**
  * What the embedded ledger stored that its contract has no call to list (opened by openAccounts
  * first, so its tables exist): every wallet, every outside payment, every remainder, every x402 payment record.
@@ -58,6 +65,9 @@ async function ledgerRows(dataDir: string) {
   try {
     return {
       addresses: (await db.all<{ address: string }>('SELECT address FROM ledger_wallets ORDER BY address')).map((row) => row.address),
+      grants: await db.all<{ key: string; wallet: string; amount: number; result: string; at: number }>(
+        'SELECT * FROM ledger_grants ORDER BY at',
+      ),
       externalCredits: await db.all<ExternalRow>('SELECT * FROM ledger_external_credits'),
       remainders: await db.all<{ wallet: string; remainder_key: string; units: string }>('SELECT * FROM ledger_remainders'),
       // A store no gateway with deposits has opened has no deposit tables.
@@ -101,6 +111,7 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           keys: { copied: 0, skipped: 0 },
           wallets: { copied: 0, skipped: 0 },
           credits: 0,
+          grants: { copied: 0, skipped: 0 },
           externalCredits: { copied: 0, skipped: 0 },
           deposits: { copied: 0, skipped: 0 },
           x402Payments: { copied: 0, skipped: 0 },
@@ -125,6 +136,15 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           } else {
             report.wallets.skipped++;
           }
+        }
+        for (const row of stored.grants) {
+          const answered = grantAnswer.parse(JSON.parse(row.result));
+          const inserted = await tx`
+            insert into grants (idempotency_key, wallet, amount, granted_at, credits, total_deposited, total_spent)
+            values (${row.key}, ${row.wallet}, ${row.amount}::bigint, ${row.at}::bigint, ${answered.credits}::bigint,
+              ${answered.total_deposited}::bigint, ${answered.total_spent}::bigint)
+            on conflict do nothing returning idempotency_key`;
+          report.grants[inserted.length === 1 ? 'copied' : 'skipped']++;
         }
         for (const row of stored.externalCredits) {
           const inserted = await tx`

@@ -64,7 +64,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     const aliceKey = (await embedded.apiKeys.create({ address: alice, name: 'laptop', verified: true })).key;
     await embedded.apiKeys.create({ address: alice, name: 'phone', verified: true });
     const bobKey = (await embedded.apiKeys.create({ address: bob, name: 'free', verified: false })).key;
-    await embedded.ledger.grant(alice, 50);
+    await embedded.ledger.grant(alice, 50, 'invoice-17');
     await embedded.ledger.grant(bob, 7);
     await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5), 3);
     await embedded.ledger.reserve(alice, 4); // open when the gateway stopped
@@ -116,6 +116,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       keys: { copied: 3, skipped: 0 },
       wallets: { copied: 2, skipped: 0 },
       credits: 56,
+      grants: { copied: 1, skipped: 0 },
       externalCredits: { copied: 1, skipped: 0 },
       deposits: { copied: 1, skipped: 0 },
       x402Payments: { copied: 1, skipped: 0 },
@@ -126,6 +127,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       keys: { copied: 0, skipped: 3 },
       wallets: { copied: 0, skipped: 2 },
       credits: 0,
+      grants: { copied: 0, skipped: 1 },
       externalCredits: { copied: 0, skipped: 1 },
       deposits: { copied: 0, skipped: 1 },
       x402Payments: { copied: 0, skipped: 1 },
@@ -141,6 +143,8 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     ]);
     // The deposit credited before the move counts once after it, and its remainder carries on.
     const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 60_000 });
+    // A grant retried with its key after the move answers as it did before it, and grants nothing.
+    assert.deepEqual(await ledger.grant(alice, 50, 'invoice-17'), { address: alice, credits: 50, total_deposited: 50, total_spent: 0 });
     assert.equal((await ledger.creditExternal(deposit)).status, 'repeat');
     assert.equal((await ledger.creditExternal({ ...deposit, externalId: '1:0xabc:1', units: 600n })).credits, 1);
 
