@@ -6,6 +6,8 @@ import { distinctiveNameTerms, ownNameTerms } from './project-name-terms.js';
 import { queryWords, type QueryWord } from './query-words.js';
 import { INTENT_BOOST, sectionIntent } from './section-intent.js';
 import { foreignNames } from './foreign-names.js';
+import { outsideNames } from './outside-names.js';
+import { outOfScope } from './out-of-scope.js';
 import { createTermWeights, largestIdf } from './term-weights.js';
 
 /** One search hit: a section of a project page. */
@@ -164,10 +166,11 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
   });
   miniSearch.addAll([...chunks.values()]);
   const maxIdf = largestIdf(chunks.size);
+  const outside = outsideNames(weights.vocabulary);
 
   const rank = (query: string, options: Omit<KnowledgeSearchOptions, 'threshold'> = {}): Ranking => {
     const words = queryWords(query);
-    if (words.length === 0 || chunks.size === 0) return { hits: [], unknownWords: [] };
+    if (words.length === 0 || chunks.size === 0) return { hits: [], unknownWords: [], hasOutsideName: false };
     // The words as typed get prefix and typo matching; their synonyms only match exactly and
     // count for less, so a synonym helps a passage without outranking one that uses the word.
     const typed = new Set(words.map((word) => word.term));
@@ -199,24 +202,36 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       if (named === undefined) typedName.set(term, (named = words.some((word) => namedBy(word.term, term))));
       return named;
     };
+    const unknownWords = words.filter((word) => !known(word));
+    const knownWords = words.filter((word) => known(word));
     return {
       hits: results
         .slice(0, options.limit ?? results.length)
-        .map((result) => toHit(result, words, isTypedName, options.projectId !== undefined)),
-      unknownWords: words.filter((word) => !known(word)).map((word) => word.term),
+        .map((result) => toHit(result, words, knownWords, isTypedName, options.projectId !== undefined)),
+      unknownWords: unknownWords.map((word) => word.term),
+      hasOutsideName: words.some((word) => outside.has(word.term)),
     };
   };
 
   // A caller that filters on a project has named it as surely as the question could.
-  const toHit = (result: SearchResult, words: QueryWord[], isTypedName: (term: string) => boolean, projectChosen: boolean): ScoredHit => {
+  const toHit = (
+    result: SearchResult,
+    words: QueryWord[],
+    knownWords: QueryWord[],
+    isTypedName: (term: string) => boolean,
+    projectChosen: boolean,
+  ): ScoredHit => {
     const chunk = chunks.get(result.id) as Chunk;
     const hitTerms = new Set(result.queryTerms);
-    const matched = words.filter((word) => word.alternatives.some((term) => hitTerms.has(term)));
+    const matches = (word: QueryWord) => word.alternatives.some((term) => hitTerms.has(term));
+    const matched = words.filter(matches);
     // A word matched through a synonym is only as specific as the less specific of the two: "hack"
     // (in no passage) met as "exploit", or "airdrop" met as the rare "stakedrop", is a common match.
+    // An unknown word met only as the start of a longer one ("atom" in "atomic", "perp" in
+    // "perpetual") says nothing about the passage.
     const rarestMatchWeight = Math.max(
       0,
-      ...matched.flatMap((word) =>
+      ...knownWords.filter(matches).flatMap((word) =>
         word.alternatives.filter((term) => hitTerms.has(term)).map((term) => Math.min(weights.weight(term), weights.weight(word.term))),
       ),
     );
@@ -250,14 +265,15 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     candidates: (query, options) => rank(query, options).hits,
     search(query, options = {}) {
       const threshold = options.threshold ?? DEFAULT_THRESHOLD;
-      const { hits: all, unknownWords } = rank(query, { projectId: options.projectId });
-      // A name the corpus has never seen ("PancakeSwap", "Binance"), or any word no passage
-      // contains even with a typo ("bitcoin", "robinhood" typed in lower case), is what the
-      // question is about; unless a project is named too (or the caller chose one), its other
-      // words match by accident: "bridge ETH to bitcoin" is not answered by a bridge between
-      // Ethereum networks.
+      if (outOfScope(query)) return [];
+      const { hits: all, unknownWords, hasOutsideName } = rank(query, { projectId: options.projectId });
+      // A name the corpus has never seen ("PancakeSwap", "Binance", or a known coin's name in
+      // lower case: "marinade", "synthetix"), or any word no passage contains even with a typo
+      // ("bitcoin", "robinhood"), is what the question is about; unless a project is named too
+      // (or the caller chose one), its other words match by accident: "bridge ETH to bitcoin" is
+      // not answered by a bridge between Ethereum networks.
       const guarded = !options.projectId && !all.some((hit) => hit.namesProject);
-      if (guarded && foreignNames(query, weights.vocabulary).length > 0) return [];
+      if (guarded && (foreignNames(query, weights.vocabulary).length > 0 || hasOutsideName)) return [];
       const minWeight = guarded && unknownWords.length > 0 ? threshold.minDistinctiveWeightBesideUnknownWord : 0;
       // Answerability is decided once per query, by its strongest hit; the weaker passages that
       // follow are kept while they score close enough to the best, so a passage that matched
@@ -282,6 +298,8 @@ interface Ranking {
   hits: ScoredHit[];
   /** Query words no passage matched, neither as typed, by prefix or typo, nor by a synonym. */
   unknownWords: string[];
+  /** Whether a query word is the name of a crypto project the corpus never mentions (outside-names.ts). */
+  hasOutsideName: boolean;
 }
 
 /** Whether the query term `typed` can have produced the passage term `name` as a name, not by chance. */

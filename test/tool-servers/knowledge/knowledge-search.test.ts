@@ -232,6 +232,55 @@ describe('knowledge_search over the real corpus', () => {
     assert.equal(solana.results[0]?.project, 'Wormhole');
   });
 
+  test('a known coin the corpus never mentions, typed in lower case, guards like a foreign name', async () => {
+    // "marinade", "synthetix", "binance" are coins of the cryptocurrencies package's list and in no page;
+    // "stake", "staking" and "fees" alone would reach Lido and 1inch.
+    for (const query of ['how do i stake sol with marinade', 'synthetix staking snx', 'binance withdrawal fees']) {
+      assert.deepEqual((await knowledge.call({ query })).results, [], query);
+    }
+    // Naming a project of the corpus beside it still answers from that project.
+    const named = await knowledge.call({ query: 'can i bridge from binance smart chain to arbitrum' });
+    assert.equal(named.results[0]?.project, 'Arbitrum');
+  });
+
+  test('an unknown short word met only as the start of a longer one is no specific match', async () => {
+    // "atom" is only the start of "atomic", "perp" of "perpetual": with "ibc" and "hyperliquid" in no page,
+    // the rest of each question is common words.
+    for (const query of ['how to send atom over ibc', 'hyperliquid perps funding rate']) {
+      assert.deepEqual((await knowledge.call({ query })).results, [], query);
+    }
+  });
+
+  test('live market data, contact details and company records are never answered from a page', async () => {
+    for (const query of [
+      'what is the price of eth right now',
+      'lido apy today',
+      'coinbase exchange customer support number',
+      'uniswap office address',
+      'how many employees does chainlink labs have',
+    ]) {
+      assert.deepEqual((await knowledge.call({ query })).results, [], query);
+      assert.deepEqual((await knowledge.call({ query, project: 'Lido' })).results, [], `${query} (project chosen)`);
+    }
+    // The figure without a time asks how it works.
+    const oracle = await knowledge.call({ query: 'how does chainlink get the eth price' });
+    assert.equal(oracle.results[0]?.project, 'Chainlink');
+  });
+
+  test('"SAFE" in capitals and a safe followed by what it is name the project, not the adjective', async () => {
+    const token = await knowledge.call({ query: 'what is the SAFE token for' });
+    assert.deepEqual([token.results[0]?.project, token.results[0]?.section], ['Safe', 'Token']);
+    const risky = await knowledge.call({ query: 'is starknet safe' });
+    assert.deepEqual([risky.results[0]?.project, risky.results[0]?.section], ['Starknet', 'Risks']);
+  });
+
+  test('incidents are found however they are called: hacked, exploited, a bug', async () => {
+    const compound = await knowledge.call({ query: 'has compound ever been exploited' });
+    assert.deepEqual([compound.results[0]?.project, compound.results[0]?.section], ['Compound', 'Risks']);
+    const aave = await knowledge.call({ query: 'has aave ever been hacked?' });
+    assert.deepEqual([aave.results[0]?.project, aave.results[0]?.section], ['Aave', 'Risks']);
+  });
+
   test('a name counts only when typed (or mistyped from 5 letters), and an alias word that qualifies the name never', async () => {
     // "bored" would reach Pendle's alias Boros as a prefix, "vault" is only Morpho Vaults' qualifier.
     for (const query of ['How much is a Bored Ape NFT worth?', "What's the best hardware wallet for storing crypto?"]) {

@@ -1,0 +1,21 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { outsideNames } from '../../../tool-servers/knowledge/outside-names.js';
+import { normalizeTerm, queryTerms } from '../../../tool-servers/knowledge/text-terms.js';
+
+const vocabulary = new Set(queryTerms('Uniswap swaps tokens; Wormhole bridges to Solana; Sky was MakerDAO, MKR; stake ETH'));
+const outside = outsideNames(vocabulary);
+const has = (word: string) => outside.has(normalizeTerm(word) as string);
+
+test('outsideNames: coins from the list, by name or symbol, that the corpus never uses', () => {
+  for (const word of ['marinade', 'synthetix', 'snx', 'cardano', 'polkadot', 'raydium', 'thorchain', 'binance']) {
+    assert.ok(has(word), word);
+  }
+});
+
+test('outsideNames: never a word the corpus uses, an everyday English word or a short one', () => {
+  // Solana is on a page of this corpus; "near", "blast" and "atom" are coins but everyday words; "op" is too short.
+  for (const word of ['uniswap', 'solana', 'mkr', 'near', 'blast', 'atom', 'token', 'op']) {
+    assert.ok(!has(word), word);
+  }
+});
