@@ -20,7 +20,8 @@ const SYNONYM_GROUPS: readonly string[] = [
   'risk risks risky danger dangerous unsafe secure security',
   'centralized centralised centralization censor censors censored censorship',
   'launch launched launches opened',
-  'hack hacked exploit exploited attack attacks drained theft stolen',
+  // what went wrong: people say hacked or exploited for any incident, pages name the bug
+  'hack hacked exploit exploited attack attacks drained theft stolen incident incidents bug bugs faulty',
   'lose losing lost loss',
   'lapse lapses lapsed expire expires expired',
   'somebody someone anybody anyone',
@@ -33,12 +34,16 @@ const SYNONYM_GROUPS: readonly string[] = [
 ];
 
 // Two-word phrases whose meaning no single word carries; rewritten before splitting.
-const PHRASES: ReadonlyArray<[RegExp, string]> = [
+const PHRASES: ReadonlyArray<[RegExp, string | ((phrase: string, ...groups: string[]) => string)]> = [
   [/\b(go|goes|going|went|gone)\s+up\b/gi, 'increase'],
   [/\b(go|goes|going|went|gone)\s+down\b/gi, 'outage'],
   [/\bwhite-?paper\b/gi, 'white paper'],
-  // "is Starknet safe", "safe to use": the adjective, not the project Safe.
-  [/\b(is|are)(\s+(?:[\w.-]+\s+){1,3})safe\b/gi, '$1$2risk'],
+  // "is Starknet safe", "safe to use": the adjective, not the project Safe, which is written
+  // SAFE (its token) or followed by what it is ("is the safe wallet audited").
+  [
+    /\b(is|are)(\s+(?:[\w.-]+\s+){1,3})(safe)\b(?!\s+(?:token|wallet|account|app|multisig|smart|dao|foundation)s?\b)/gi,
+    (phrase: string, verb: string, between: string, safe: string) => (safe === 'SAFE' ? phrase : `${verb}${between}risk`),
+  ],
   [/\b(how|it)\s+safe\b|\bsafe(\s+to\b)/gi, '$1 risk$2'],
 ];
 
@@ -63,7 +68,8 @@ export interface QueryWord {
  */
 export function queryWords(query: string): QueryWord[] {
   let text = query;
-  for (const [pattern, replacement] of PHRASES) text = text.replace(pattern, replacement);
+  for (const [pattern, replacement] of PHRASES)
+    text = typeof replacement === 'string' ? text.replace(pattern, replacement) : text.replace(pattern, replacement);
   const words: QueryWord[] = [];
   const seen = new Set<string>();
   for (const raw of tokenize(text)) {

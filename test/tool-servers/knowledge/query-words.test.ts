@@ -42,3 +42,18 @@ test('queryWords: a word repeated or written twice in a group counts once', () =
   );
   assert.deepEqual(queryWords(''), []);
 });
+
+test('queryWords: "is … safe" asks about risk, unless SAFE is written as the token or followed by what it is', () => {
+  assert.deepEqual(
+    queryWords('is starknet safe').map((word) => word.term),
+    ['starknet', 'risk'],
+  );
+  assert.deepEqual(
+    queryWords('what is the SAFE token for').map((word) => word.term),
+    ['saf', 'token'],
+  );
+  assert.deepEqual(
+    queryWords('is the safe wallet audited').map((word) => word.term),
+    ['saf', 'wallet', 'audit'],
+  );
+});
