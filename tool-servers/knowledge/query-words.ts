@@ -19,7 +19,8 @@ const SYNONYM_GROUPS: readonly string[] = [
   'fee fees cost costs charge charges',
   'risk risks risky danger dangerous unsafe secure security',
   'centralized centralised centralization censor censors censored censorship',
-  'launch launched launches opened',
+  // "when did it go live", "mainnet went live": pages say launched, opened or went live
+  'launch launched launches opened live',
   // what went wrong: people say hacked or exploited for any incident, pages name the bug
   'hack hacked exploit exploited attack attacks drained theft stolen incident incidents bug bugs faulty',
   'lose losing lost loss',
@@ -31,6 +32,8 @@ const SYNONYM_GROUPS: readonly string[] = [
   'vote votes voting decide decides',
   'inflation inflationary deflationary issuance',
   'keep keeps kept store stores stored',
+  // "does it have a coin": pages say token
+  'token tokens coin coins',
 ];
 
 // Two-word phrases whose meaning no single word carries; rewritten before splitting.

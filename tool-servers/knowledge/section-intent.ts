@@ -8,12 +8,14 @@ import { queryTerms } from './text-terms.js';
  * passages at ranking time; it never decides whether the question is answerable.
  */
 const INTENT_WORDS: Readonly<Record<string, string>> = {
-  Token: 'token tokens tokenomics airdrop airdropped inflation inflationary issuance emissions symbol',
+  Token: 'token tokens coin coins tokenomics airdrop airdropped inflation inflationary issuance emissions symbol',
   Risks:
     'risk risks risky danger dangerous unsafe hack hacked exploit exploited attack lose losing lost loss scam wrong outage outages ' +
     'secure security centralized centralised censor censorship legit trust',
   Governance: 'vote votes voting voter dao governance govern governs proposal proposals decide decides veto controls',
-  Overview: 'behind founded founder founders team created creator invented started history made built wrote author launch launched',
+  Overview: 'behind founded founder founders team created creator invented started history made wrote author launch launched',
+  // not "link": it is also Chainlink's token
+  Links: 'website websites site url docs documentation github repo repository repositories homepage',
 };
 
 // Phrases whose words are too common to be intent words on their own.
@@ -23,6 +25,8 @@ const INTENT_PHRASES: ReadonlyArray<[RegExp, string]> = [
   // "safe" is also a project's name: only "is it safe", "how safe", "safe to …" ask about risk.
   [/\b(how|is\s+it|is\s+that|it)\s+safe\b|\bsafe\s+to\b/i, 'Risks'],
   [/\b(total|max|maximum|circulating)\s+supply\b/i, 'Token'],
+  // "who built it", "built by": the people, not "built on the OP Stack".
+  [/\bbuilt\s+by\b|\bwho\b.*\bbuilt\b/i, 'Overview'],
   // "how do I bridge", "how does X work": the mechanics.
   [/\bhow\s+(do|does|can|is|are)\b/i, 'How it works'],
 ];

@@ -17,8 +17,10 @@ const STOP_WORDS = new Set(
     'which while who whom whose why will with within without would yes yet you your yours ' +
     // contractions typed without the apostrophe ("whos behind base") or split at it ("doesn't" → "doesn", "t")
     'whos hows wheres whens whys im ive dont don doesnt doesn didnt didn isnt isn arent aren cant wont thats theres ' +
-    // scaffolding of casual questions ("what happened with", "how often")
-    'happen happens happened often ' +
+    // scaffolding of casual questions ("what happened with", "how often", "what does it actually
+    // do", "a token or nah"): fillers that say nothing a page could match
+    'happen happens happened often actually really basically exactly literally nah yeah yep yup nope okay ok lol ' +
+    'bro guys hey hi thanks thx pls plz tho anyway anyways kinda sorta gonna wanna btw ' +
     // link noise: URLs are indexed as words, their scheme and top-level domains are not content
     'http https www com org io xyz'
   ).split(' '),

@@ -14,6 +14,10 @@ test('sectionIntent: words and phrases that ask about a section', () => {
     ['who made aave', ['Overview']],
     ['when did starknet launch', ['Overview']],
     ['is scroll centralized', ['Risks']],
+    ['where are the scroll docs', ['Links']],
+    // "built on" is the technology, "who built" the people.
+    ['what is base built on', []],
+    ['who built the graph', ['Overview']],
     // "Safe" the wallet and "supplying" assets say nothing about risk or the token.
     ['Can I put a spending limit on my Safe wallet?', []],
     ['Can I lose money by supplying assets on Aave?', ['Risks']],
