@@ -176,15 +176,17 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     const typed = new Set(words.map((word) => word.term));
     const searched = [...typed, ...new Set(words.flatMap((word) => word.alternatives.slice(1)).filter((term) => !typed.has(term)))];
     const intended = sectionIntent(query);
-    // A question that only names a project ("what is EigenDA") asks what it is.
-    if ([...ownNames.values()].some((names) => words.every((word) => names.has(word.term)))) intended.add('Overview');
+    // A question that only names a project ("what is EigenDA", "what is pendle finance") asks what it is.
+    const onlyNames = (names: ReadonlySet<string>) =>
+      words.some((word) => names.has(word.term)) && words.every((word) => names.has(word.term) || NAME_SUFFIXES.has(word.term));
+    if ([...ownNames.values()].some(onlyNames)) intended.add('Overview');
     const results = miniSearch.search(searched.join(' '), {
       // The query is already split and normalised: do not stem the stems again.
       tokenize: (text) => text.split(' '),
       processTerm: (term) => term,
       boost: FIELD_BOOSTS,
       boostTerm: (term) => (typed.has(term) ? 1 : SYNONYM_WEIGHT),
-      boostDocument: intended.size > 0 ? (id) => (intended.has((chunks.get(id) as Chunk).section) ? INTENT_BOOST : 1) : undefined,
+      boostDocument: (id) => sectionBoost(intended, (chunks.get(id) as Chunk).section),
       prefix: (term) => typed.has(term) && term.length >= 3,
       // One typo from 5 letters, two from 8 (a swapped pair of letters counts as two).
       fuzzy: (term) => (!typed.has(term) ? false : term.length >= 8 ? 2 : term.length >= 5 ? 1 : false),
@@ -209,7 +211,7 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
         .slice(0, options.limit ?? results.length)
         .map((result) => toHit(result, words, knownWords, isTypedName, options.projectId !== undefined)),
       unknownWords: unknownWords.map((word) => word.term),
-      hasOutsideName: words.some((word) => outside.has(word.term)),
+      hasOutsideName: outside.namedIn(query),
     };
   };
 
@@ -301,6 +303,21 @@ interface Ranking {
   /** Whether a query word is the name of a crypto project the corpus never mentions (outside-names.ts). */
   hasOutsideName: boolean;
 }
+
+/**
+ * A passage of a section the question asks for counts more. A Links passage that was not asked
+ * for counts less: it is mostly the project's name and its domain ("pendle.finance"), so it
+ * matches any question naming the project and answers none of them.
+ */
+function sectionBoost(intended: ReadonlySet<string>, section: string): number {
+  if (intended.has(section)) return INTENT_BOOST;
+  return section === LINKS ? 1 / INTENT_BOOST : 1;
+}
+
+const LINKS = 'Links';
+
+/** Words that follow a project's name as part of how people call it: "Pendle Finance", "Chainlink Labs", "Starknet Foundation". */
+const NAME_SUFFIXES: ReadonlySet<string> = new Set(queryTerms('finance protocol protocols labs network foundation dao app'));
 
 /** Whether the query term `typed` can have produced the passage term `name` as a name, not by chance. */
 function namedBy(typed: string, name: string): boolean {

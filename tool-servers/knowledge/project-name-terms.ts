@@ -31,11 +31,14 @@ export function distinctiveNameTerms(projects: CorpusProject[]): Map<string, Set
  * The words of a project's aliases that are names in their own right. In an alias that repeats
  * the project's name ("Morpho Vaults", "CoW Swap", "Safe Wallet", "Across Bridge") the other words
  * only qualify that name: a question about vaults, swaps or wallets is not about the project.
+ * Nor is a two-letter word of an alias a name ("L2" of Coinbase L2, "DA" of Eigen DA): those are
+ * kinds of things ("is blast l2 safe" is not about Base), where a token symbol of two letters
+ * ("OP") is a name.
  */
 function aliasNameTerms(project: CorpusProject, primary: ReadonlySet<string>): string[] {
   return project.aliases.flatMap((alias) => {
     const terms = queryTerms(alias);
-    return terms.some((term) => primary.has(term)) ? [] : terms;
+    return terms.some((term) => primary.has(term)) ? [] : terms.filter((term) => term.length >= 3);
   });
 }
 

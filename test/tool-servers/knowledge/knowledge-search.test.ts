@@ -243,6 +243,28 @@ describe('knowledge_search over the real corpus', () => {
     assert.equal(named.results[0]?.project, 'Arbitrum');
   });
 
+  test('an everyday word that is an outside coin guards beside a word saying so; a two-letter alias word names nothing', async () => {
+    // "blast" and "yearn" are everyday words and coins; "l2" is only the kind of thing Base's alias "Coinbase L2" is.
+    for (const query of ['is blast l2 safe to use', 'yearn vault hack what happened']) {
+      assert.deepEqual((await knowledge.call({ query })).results, [], query);
+    }
+    const base = await knowledge.call({ query: 'is base l2 safe to use' });
+    assert.deepEqual([base.results[0]?.project, base.results[0]?.section], ['Base', 'Risks']);
+  });
+
+  test('fillers say nothing, a coin is a token, and a Links passage ranks first only when links are asked for', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['what does chainlink actually do', 'Chainlink', 'Overview'],
+      ['does farcaster have a coin', 'Farcaster', 'Token'],
+      ['what is pendle finance', 'Pendle', 'Overview'],
+      ['pendle docs', 'Pendle', 'Links'],
+    ];
+    for (const [query, project, section] of cases) {
+      const { results } = await knowledge.call({ query });
+      assert.deepEqual([results[0]?.project, results[0]?.section], [project, section], query);
+    }
+  });
+
   test('an unknown short word met only as the start of a longer one is no specific match', async () => {
     // "atom" is only the start of "atomic", "perp" of "perpetual": with "ibc" and "hyperliquid" in no page,
     // the rest of each question is common words.
