@@ -287,6 +287,27 @@ describe('deposit watcher on a Hardhat node', () => {
     assert.equal((await ledger.balance(depositor)).credits, 30);
   });
 
+  test('a halved page grows back once pages fit again (the cap lifted, or another provider), and stays put under a fixed cap', async () => {
+    const w = watcher({ maxBlockRange: 64 });
+    await chain.mine(70);
+    maxLogRange = 8;
+    await w.pass();
+    // Under a fixed cap every try to grow is refused, and tries grow rarer: 4, 8, 16… pages apart.
+    await chain.mine(200);
+    const refusedBefore = refusedRanges;
+    const cappedCalls = proxy.callCount('eth_getLogs');
+    await w.pass();
+    const capped = proxy.callCount('eth_getLogs') - cappedCalls;
+    assert.ok(capped >= 25 && refusedRanges - refusedBefore <= 4, `${capped} calls, ${refusedRanges - refusedBefore} refused for 200 blocks under a cap of 8`);
+    // Cap lifted: the next try to grow fits, and 600 blocks take far fewer than 75 pages of 8.
+    maxLogRange = undefined;
+    await chain.mine(600);
+    const calls = proxy.callCount('eth_getLogs');
+    await w.pass();
+    const getLogs = proxy.callCount('eth_getLogs') - calls;
+    assert.ok(getLogs <= 50, `${getLogs} eth_getLogs calls for ~600 blocks once the cap is gone`);
+  });
+
   test('a flaky RPC (every other call fails) delays but does not lose a deposit', async () => {
     const depositor = chain.depositors[0].toLowerCase();
     proxy.failEveryOther = true;
