@@ -1,7 +1,8 @@
 /**
  * The chat-completions request body, validated with zod. Accepts what OpenAI clients send and
  * ignores fields it does not know; refuses what the gateway cannot honour (legacy `functions`,
- * several choices) with a 400 that names the field. The client's own `tools` (type `function`)
+ * several choices, a tool result without its call or a call without its result) with a 400 that
+ * names the field. The client's own `tools` (type `function`)
  * come out as `clientTools`, to be offered next to the gateway's (see client-tools.ts).
  *
  * @example
@@ -11,6 +12,7 @@ import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest } from '../errors.js';
 import type { UpstreamMessage } from './chat-types.js';
 import { clientToolsFrom, clientToolChoiceSchema, clientFunctionSchema, type ClientTools } from './client-tools.js';
+import { unpairedTool } from './tool-pairing.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const content = z.union([z.string(), z.array(textPart)]);
@@ -97,8 +99,22 @@ export function parseChatRequest(body: unknown): ChatRequest {
   if (r.stop != null) sampling.stop = r.stop;
   if (r.seed != null) sampling.seed = r.seed;
   if (r.user != null) sampling.user = r.user;
+  const messages = r.messages.map(toUpstream);
+  const unpaired = unpairedTool(messages);
+  if (unpaired?.kind === 'result_without_call') {
+    throw new InvalidRequest(
+      `Invalid parameter: messages with role 'tool' must answer a call of an earlier assistant message's 'tool_calls'; no call has the id "${unpaired.id}".`,
+      `messages.${unpaired.index}.tool_call_id`,
+    );
+  }
+  if (unpaired) {
+    throw new InvalidRequest(
+      `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${unpaired.id}`,
+      `messages.${unpaired.index}.tool_calls`,
+    );
+  }
   return {
-    messages: r.messages.map(toUpstream),
+    messages,
     model: r.model,
     stream: r.stream === true,
     includeUsage: r.stream_options?.include_usage === true,

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { InvalidRequest, NotFound } from '../errors.js';
 import type { ResponseStore } from '../accounts/response-store.js';
 import type { UpstreamMessage } from '../chat/chat-types.js';
+import { unpairedTool } from '../chat/tool-pairing.js';
 
 const toolCall = z.object({
   id: z.string(),
@@ -64,14 +65,14 @@ export function responseNotFound(id: string, param: string | null = null): NotFo
 
 /**
  * A stored response that handed the client function calls continues only with their outputs: each
- * call still without a result must get a `function_call_output` in the new input (as the Responses
- * API requires), or the model would see a call with no result.
+ * call still without a result must get a `function_call_output` in the new input, and each output
+ * must answer a call of the stored conversation or of the input (as the Responses API requires),
+ * or the model would see a call with no result, or a result of no call.
  */
 export function assertCallsAnswered(earlier: UpstreamMessage[], input: UpstreamMessage[]): void {
-  const { calls, results } = callsAndResults(earlier);
-  for (const m of input) if (m.role === 'tool') results.add(m.tool_call_id);
-  const missing = [...calls].find((id) => !results.has(id));
-  if (missing !== undefined) throw new InvalidRequest(`No tool output found for function call ${missing}.`, 'input');
+  const unpaired = unpairedTool([...earlier, ...input]);
+  if (unpaired?.kind === 'call_without_result') throw new InvalidRequest(`No tool output found for function call ${unpaired.id}.`, 'input');
+  if (unpaired) throw new InvalidRequest(`No tool call found for function call output with call_id ${unpaired.id}.`, 'input');
 }
 
 /**

@@ -207,7 +207,8 @@ test('an upstream that reports no usage: tokens are estimated as ceil(characters
   assert.ok(gateway.logs.some((l) => l.msg === 'upstream reported no usage: tokens estimated as ceil(characters / 4)'));
 });
 
-test('requests the gateway refuses: non-function tools, legacy functions, n > 1, bad temperature, empty messages, bad role, unknown model', async () => {
+test('requests the gateway refuses: non-function tools, legacy functions, n > 1, bad temperature, empty messages, bad role, unpaired tool messages, unknown model', async () => {
+  const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } };
   const cases: Array<[unknown, number, string, string | null, string?]> = [
     [
       { messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'custom', custom: { name: 'mine' } }] },
@@ -229,6 +230,21 @@ test('requests the gateway refuses: non-function tools, legacy functions, n > 1,
     [{ messages: [{ role: 'robot', content: 'hi' }] }, 400, 'invalid_request', 'messages.0.role'],
     [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] }, 400, 'invalid_request', 'messages.0.content'],
     [{ messages: [{ role: 'user', content: 'hi' }], tool_choice: 'required' }, 400, 'unsupported_parameter', 'tool_choice'],
+    // A result of no call, and a call left without its result: the model must see each with the other.
+    [
+      { messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'call_9', content: '42' }] },
+      400,
+      'invalid_request',
+      'messages.1.tool_call_id',
+      `Invalid parameter: messages with role 'tool' must answer a call of an earlier assistant message's 'tool_calls'; no call has the id "call_9".`,
+    ],
+    [
+      { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'user', content: 'and?' }] },
+      400,
+      'invalid_request',
+      'messages.1.tool_calls',
+      "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_1",
+    ],
     [{ model: 'gpt-9', messages: [{ role: 'user', content: 'hi' }] }, 404, 'model_not_found', 'model', 'The model "gpt-9" does not exist.'],
   ];
   for (const [body, status, code, param, message] of cases) {

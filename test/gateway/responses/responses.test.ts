@@ -456,6 +456,17 @@ test('a client function round trip: function_call item beside the gateway run, t
   );
   assert.equal(unanswered.status, 400);
   assert.equal(unanswered.message, `400 No tool output found for function call ${call.call_id}.`);
+  // An output for a call nobody made is refused too.
+  const orphan = await apiErrorOf(
+    client.responses.create({
+      model: 'conductor',
+      previous_response_id: second.id,
+      tools: [weather],
+      input: [{ type: 'function_call_output', call_id: 'call_nobody_made', output: '{}' }],
+    }),
+  );
+  assert.equal(orphan.status, 400);
+  assert.equal(orphan.message, '400 No tool call found for function call output with call_id call_nobody_made.');
   assert.equal(upstream.requests.length, 2);
   assert.deepEqual(
     upstream.requests[1].body.messages.slice(1).map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
