@@ -123,7 +123,7 @@ export function createApp(deps: AppDeps): Koa {
     health: deps.upstreams.health,
     tools: deps.tools,
     charger,
-    keptRounds: new KeptRounds(deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries }), {
+    keptRounds: new KeptRounds(deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries, maxChars: config.chat.keptRoundsMaxChars }), {
       ttlMs: config.chat.keptRoundsTtlMs,
       logger: deps.logger,
     }),

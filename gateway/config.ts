@@ -223,6 +223,11 @@ export const configSchema = z
         keptRoundsTtlMs: z.number().int().positive().default(3_600_000),
         /** Embedded mode keeps them in memory: at most this many handed-back rounds, least recently used dropped first. */
         keptRoundsMaxEntries: z.number().int().positive().default(10_000),
+        /**
+         * Every store holds at most this much of kept rounds in all, the oldest dropped first: characters in
+         * memory, bytes in Redis or PostgreSQL (callers rotating wallet headers cannot fill them).
+         */
+        keptRoundsMaxChars: z.number().int().positive().default(64 * 1024 * 1024),
         preamble: z
           .string()
           .default(

@@ -244,6 +244,7 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
     responses: config.responses,
     onSweepError,
     onKeptRoundsSweepError: (err) => logger.error({ err }, 'kept chat rounds sweep failed'),
+    keptRoundsMaxChars: config.chat.keptRoundsMaxChars,
     onTouchError,
     onBroadcastError: (err) => logger.warn({ err }, 'API key change not broadcast (other instances re-check within 30 s)'),
   });

@@ -22,6 +22,8 @@ import type { UpstreamMessage } from './chat-types.js';
 /**
  * Where kept rounds live: memory (embedded mode), Redis (cluster mode) or PostgreSQL (DATABASE_URL
  * alone). Values are opaque text; each expires `ttlMs` after it was put and is never returned after.
+ * Each store holds at most `chat.keptRoundsMaxChars` of values in all, dropping the oldest first,
+ * so callers rotating wallet headers (free mode) cannot fill the memory, Redis or the database.
  */
 export interface KeptRoundsStore {
   put(key: string, value: string, ttlMs: number): Promise<void>;

@@ -11,7 +11,7 @@
  */
 import type { KeptRoundsStore } from './kept-rounds.js';
 
-/** 64 Mi characters (about 128 MiB as JS strings) unless told otherwise. */
+/** 64 Mi characters (about 128 MiB as JS strings) unless told otherwise (`chat.keptRoundsMaxChars`). */
 const DEFAULT_MAX_CHARS = 64 * 1024 * 1024;
 
 export class MemoryKeptRounds implements KeptRoundsStore {

@@ -58,6 +58,8 @@ export async function openClusterAccounts(options: {
   responses: ResponseStoreSettings;
   onSweepError?: (err: unknown) => void;
   onKeptRoundsSweepError?: (err: unknown) => void;
+  /** The most kept rounds every instance together keeps, in bytes (`chat.keptRoundsMaxChars`). */
+  keptRoundsMaxChars?: number;
   onTouchError?: (err: unknown) => void;
   /** A key change could not be broadcast (Redis down): other instances learn it by the re-check. */
   onBroadcastError?: (err: unknown) => void;
@@ -96,9 +98,10 @@ export async function openClusterAccounts(options: {
       nonces: redis ? new RedisNonces(redis, { ttlMs: options.settings.nonceTtlMs }) : undefined,
     });
     let keptRounds: ClusterAccounts['keptRounds'];
-    if (redis) keptRounds = new RedisKeptRounds(redis);
+    const maxBytes = options.keptRoundsMaxChars;
+    if (redis) keptRounds = new RedisKeptRounds(redis, { maxBytes });
     else {
-      const swept = new PostgresKeptRounds(db.sql, { onSweepError: options.onKeptRoundsSweepError });
+      const swept = new PostgresKeptRounds(db.sql, { onSweepError: options.onKeptRoundsSweepError, maxBytes });
       swept.start();
       undo.push(() => swept.stop());
       keptRounds = swept;

@@ -96,6 +96,7 @@ test('kept chat rounds: 1 hour and 10 000 entries by default; KEPT_ROUNDS_TTL_MS
   const defaults = parseConfig(fileJson(), {}).chat;
   assert.equal(defaults.keptRoundsTtlMs, 3_600_000);
   assert.equal(defaults.keptRoundsMaxEntries, 10_000);
+  assert.equal(defaults.keptRoundsMaxChars, 64 * 1024 * 1024);
   const json = { ...fileJson(), chat: { keptRoundsTtlMs: 60_000, keptRoundsMaxEntries: 50 } };
   assert.equal(parseConfig(json, {}).chat.keptRoundsMaxEntries, 50);
   assert.equal(parseConfig(json, { KEPT_ROUNDS_TTL_MS: '120000' }).chat.keptRoundsTtlMs, 120_000);

@@ -1,7 +1,10 @@
 /**
  * Kept chat rounds in PostgreSQL (cluster mode without REDIS_URL): one row per kept answer,
  * written with its expiry, read only while it lives, and deleted by a sweep every
- * `sweepIntervalMs` (every instance runs one; a delete of expired rows is idempotent).
+ * `sweepIntervalMs` (every instance runs one; a delete of expired rows is idempotent). Bounded:
+ * each put then deletes the oldest live rows beyond `maxBytes` of values in all (sizes read from
+ * the row headers, `octet_length`, without reading the values), so callers rotating wallet
+ * headers cannot fill the database.
  * Unreachable → StoreUnavailable, which the chat loop logs and goes on without.
  *
  * @example
@@ -14,6 +17,8 @@ import { guarded, type Sql } from './database.js';
 
 /** Expired rows are never read, so the sweep only bounds the table's size. */
 const SWEEP_INTERVAL_MS = 60_000;
+/** 64 MiB of values unless told otherwise (`chat.keptRoundsMaxChars`). */
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 export class PostgresKeptRounds {
   private timer: NodeJS.Timeout | undefined;
@@ -21,7 +26,7 @@ export class PostgresKeptRounds {
 
   constructor(
     private readonly sql: Sql,
-    private readonly options: { sweepIntervalMs?: number; onSweepError?: (err: unknown) => void } = {},
+    private readonly options: { sweepIntervalMs?: number; onSweepError?: (err: unknown) => void; maxBytes?: number } = {},
   ) {}
 
   async put(key: string, value: string, ttlMs: number): Promise<void> {
@@ -30,6 +35,15 @@ export class PostgresKeptRounds {
       () => this.sql`
       insert into kept_rounds (key, value, expires_at) values (${key}, ${value}, ${expiresAt}::bigint)
       on conflict (key) do update set value = excluded.value, expires_at = excluded.expires_at`,
+    );
+    // Newest first: a row goes once the rows newer than it and itself hold more than the bound.
+    await guarded(
+      () => this.sql`
+      delete from kept_rounds where key in (
+        select key from (
+          select key, sum(octet_length(value)) over (order by expires_at desc, key) as held
+          from kept_rounds where expires_at > ${Date.now()}::bigint
+        ) newest_first where held > ${this.options.maxBytes ?? DEFAULT_MAX_BYTES}::bigint)`,
     );
   }
 

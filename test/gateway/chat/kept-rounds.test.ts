@@ -12,7 +12,7 @@ import type { UpstreamMessage } from '../../../gateway/chat/chat-types.js';
 import { keptRoundsContract } from './kept-rounds-contract.js';
 
 const memory = new MemoryKeptRounds({ maxEntries: 1000 });
-keptRoundsContract('memory', () => memory);
+keptRoundsContract('memory', () => memory, (maxChars) => new MemoryKeptRounds({ maxEntries: 1000, maxChars }));
 
 test('memory: bounded in entries and characters, the least recently used goes first', async () => {
   const store = new MemoryKeptRounds({ maxEntries: 2 });
