@@ -24,6 +24,8 @@ import { join } from 'node:path';
 import type { DepositStore } from './deposits/deposit-store.js';
 import { openSqliteDepositStore } from './deposits/sqlite-deposit-store.js';
 import { createDeposits } from './deposits/deposit-watchers.js';
+import type { WatchLease } from './deposits/deposit-watcher.js';
+import { PostgresWatchLease } from './deposits/postgres-watch-lease.js';
 import type { X402PaymentRecords } from './accounts/x402-payment-records.js';
 import { X402Payments } from './x402/payments.js';
 import { urlWithoutPassword } from './url-without-password.js';
@@ -79,7 +81,15 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   // write to closes: closers run last-registered first.
   let deposits;
   try {
-    deposits = createDeposits({ settings: config.deposits, env, store: accounts.deposits, ledger: accounts.ledger, metrics, logger });
+    deposits = createDeposits({
+      settings: config.deposits,
+      env,
+      store: accounts.deposits,
+      ledger: accounts.ledger,
+      metrics,
+      logger,
+      lease: accounts.watchLease,
+    });
   } catch (err) {
     await shutdown.close();
     throw err;
@@ -175,6 +185,8 @@ interface ModeAccounts {
   /** Kept chat rounds in Redis or PostgreSQL; undefined in embedded mode (createApp keeps them in memory). */
   keptRounds: KeptRoundsStore | undefined;
   deposits: DepositStore;
+  /** Cluster mode: which instance scans each chain; undefined in embedded mode (one process scans). */
+  watchLease: WatchLease | undefined;
   paymentRecords: X402PaymentRecords;
   close(): Promise<void>;
 }
@@ -223,6 +235,7 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
       shared: undefined,
       keptRounds: undefined,
       deposits,
+      watchLease: undefined,
       close: async () => {
         await deposits.close();
         await embedded.close();
@@ -249,5 +262,5 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
     onBroadcastError: (err) => logger.warn({ err }, 'API key change not broadcast (other instances re-check within 30 s)'),
   });
   logger.info({ migrated: cluster.migrated, redis: redisUrl !== undefined }, 'cluster mode: accounts on PostgreSQL');
-  return { ...cluster, shared: cluster.shared, store: undefined };
+  return { ...cluster, shared: cluster.shared, store: undefined, watchLease: new PostgresWatchLease(databaseUrl) };
 }

@@ -15,6 +15,9 @@
  *    `startBlock` harmless. A hash that changed marks the deposit reorged; it is never credited
  *    unless the log is seen again.
  *
+ * In cluster mode a pass begins by asking for the chain's lease (`WatchLease`): one instance scans
+ * a chain at a time, the others stand by.
+ *
  * A failed pass is retried with exponential backoff (the transport already moved on to the chain's
  * next URL); `status` says how far it got, page by page, for /health and /metrics.
  *
@@ -69,6 +72,18 @@ export interface WatcherStatus {
   settledTo?: number;
   /** Unix ms of the last progress: a page scanned or a pass completed (the watcher's start before any). */
   lastProgressAt: number;
+  /** Another instance holds the chain's lease and scans it; this one stands by (cluster mode). */
+  standby?: boolean;
+}
+
+/**
+ * Which instance scans a chain when several share the store (cluster mode); without one, this
+ * watcher always does. See postgres-watch-lease.ts.
+ */
+export interface WatchLease {
+  /** Whether this instance holds (or just took) the chain's lease. Throws when the store fails. */
+  holds(chainId: number): Promise<boolean>;
+  release(): Promise<void>;
 }
 
 export interface DepositWatcherOptions {
@@ -80,6 +95,8 @@ export interface DepositWatcherOptions {
   maxBlockRange: number;
   events?: Partial<WatcherEvents>;
   now?: () => number;
+  /** Cluster mode: scan only while this instance holds the chain's lease. */
+  lease?: WatchLease;
 }
 
 /** Backoff after failed passes stops growing here. */
@@ -129,7 +146,12 @@ export class DepositWatcher {
 
   /** One whole pass: scan to the head, then credit what has its confirmations. */
   async pass(): Promise<void> {
-    const { chain, reader, store } = this.options;
+    const { chain, reader, store, lease } = this.options;
+    if (lease) {
+      // Standing by is this instance's progress: the holder's own /health tells how the scan goes.
+      this.status.standby = !(await lease.holds(chain.chainId));
+      if (this.status.standby) return this.progressed();
+    }
     if (!this.chainChecked) {
       const served = await reader.chainId();
       if (served !== chain.chainId) throw new Error(`the RPC serves chain ${served}, but ${chain.key} is chain ${chain.chainId}`);

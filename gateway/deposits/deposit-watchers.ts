@@ -2,8 +2,9 @@
  * Deposits as the gateway runs them: one watcher per chain that has a treasury in the config,
  * each reading the chain through the URLs of the shared chain list (`config/chains.json`,
  * `RPC_URL_<CHAIN>`: chains/chain-list.ts); their part of /health and /metrics; and what the
- * deposit routes show. In cluster mode every instance runs its watchers: the ledger's permanent
- * record per deposit makes the second credit of a log a no-op, so no election is needed.
+ * deposit routes show. In cluster mode every instance runs its watchers, and one scans each chain
+ * at a time (`lease`, postgres-watch-lease.ts): the others stand by to take over. Correctness does
+ * not rest on it: the ledger's permanent record per deposit makes a second credit of a log a no-op.
  *
  * @example
  *   const deposits = createDeposits({ settings: config.deposits, env, store, ledger, metrics, logger })
@@ -17,7 +18,7 @@ import type { Metrics } from '../metrics.js';
 import { readChainList, type ChainConfig } from '../../chains/chain-list.js';
 import { createChainReader, type ChainReader } from './chain-reader.js';
 import { depositId, type DepositStore } from './deposit-store.js';
-import { DepositWatcher, type WatchedChain, type WatcherStatus } from './deposit-watcher.js';
+import { DepositWatcher, type WatchedChain, type WatchLease, type WatcherStatus } from './deposit-watcher.js';
 
 export interface ChainWatch {
   chain: WatchedChain;
@@ -44,6 +45,8 @@ export interface DepositsOptions {
   /** One reader per chain (tests put a proxy in between); default over the chain's RPC URLs. */
   readerFor?: (chain: ChainConfig) => ChainReader;
   now?: () => number;
+  /** Cluster mode: who scans each chain (released when the watchers stop). */
+  lease?: WatchLease;
 }
 
 /** The chains that have a treasury, resolved against the chain list; ConfigError for an unknown chain. */
@@ -90,6 +93,7 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
         pollIntervalMs: settings.pollIntervalMs,
         maxBlockRange: settings.maxBlockRange,
         now,
+        lease: options.lease,
         events: {
           seen: (chain, count) => metrics.depositsSeen.inc({ chain }, count),
           credited(chain, credits) {
@@ -123,6 +127,7 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
     },
     async stop() {
       await Promise.all(watchers.map((watcher) => watcher.stop()));
+      await options.lease?.release();
     },
     health: {
       health: () => watcherHealth(watchers, settings.stallAfterMs, now()),
@@ -130,7 +135,10 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
   };
 }
 
-/** `deposits: [{chain, head, scanned_to, blocks_behind, seconds_since_progress, status}]`; degraded when one stalled. */
+/**
+ * `deposits: [{chain, head, scanned_to, blocks_behind, seconds_since_progress, status}]`; degraded
+ * when one stalled. `standby`: another instance scans the chain (its /health has the figures).
+ */
 function watcherHealth(watchers: DepositWatcher[], stallAfterMs: number, now: number): HealthReport {
   let degraded = false;
   const deposits = watchers.map(({ chain, status }) => {
@@ -143,7 +151,7 @@ function watcherHealth(watchers: DepositWatcher[], stallAfterMs: number, now: nu
       scanned_to: status.scannedTo ?? null,
       blocks_behind: status.head !== undefined && status.scannedTo !== undefined ? Math.max(0, status.head - status.scannedTo) : null,
       seconds_since_progress: Math.floor((now - status.lastProgressAt) / 1000),
-      status: stalled ? 'stalled' : status.scannedTo === undefined ? 'starting' : 'ok',
+      status: stalled ? 'stalled' : status.standby ? 'standby' : status.scannedTo === undefined ? 'starting' : 'ok',
     };
   });
   return { fields: { deposits }, degraded };

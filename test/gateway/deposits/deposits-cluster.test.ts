@@ -2,7 +2,8 @@
  * Cluster mode: every instance runs its watchers against the same PostgreSQL. Three "instances"
  * (three pools, each with its ledger, deposit store and watcher) scanning one Hardhat node at the
  * same time record each log once and credit each deposit once; a reorged deposit is credited by
- * none of them.
+ * none of them. With the watch lease, one instance scans at a time and another takes over when it
+ * stops or its session dies.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,8 @@ import { PostgresLedger } from '../../../gateway/accounts/postgres/postgres-ledg
 import { PostgresDepositStore } from '../../../gateway/deposits/postgres-deposit-store.js';
 import { createChainReader } from '../../../gateway/deposits/chain-reader.js';
 import { DepositWatcher, type WatchedChain } from '../../../gateway/deposits/deposit-watcher.js';
+import { PostgresWatchLease } from '../../../gateway/deposits/postgres-watch-lease.js';
+import type { ChainReader } from '../../../gateway/deposits/chain-reader.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
 import { DECIMALS, UNITS_PER_CREDIT, startDepositChain, type DepositChain } from './deposit-chain.js';
 
@@ -23,13 +26,14 @@ describe('deposit watchers on every cluster instance', { skip: services.skip }, 
   let database: Awaited<ReturnType<typeof freshDatabase>>;
   const pools: Database[] = [];
   let instances: Array<{ ledger: PostgresLedger; store: PostgresDepositStore; watcher: DepositWatcher }>;
+  let watched: WatchedChain;
 
   before(async () => {
     chain = await startDepositChain();
     database = await freshDatabase();
     for (let i = 0; i < 3; i++) pools.push(await openDatabase(database.url, { max: 3 }));
     await Promise.all(pools.map((pool) => migrate(pool.sql)));
-    const watched: WatchedChain = {
+    watched = {
       key: 'local',
       name: 'Local',
       chainId: 31337,
@@ -105,5 +109,63 @@ describe('deposit watchers on every cluster instance', { skip: services.skip }, 
       await Promise.all(instances.map(({ watcher }) => watcher.stop()));
     }
     assert.equal((await instances[0].ledger.balance(alice)).total_deposited, before);
+  });
+
+  test('with the watch lease one instance scans at a time; another takes over when it stops or its session dies', async () => {
+    const leases = [0, 1, 2].map(() => new PostgresWatchLease(database.url));
+    const scans = [0, 0, 0];
+    const leased = leases.map((lease, i) => {
+      const reader = createChainReader({ chainId: 31337, rpcUrls: [chain.node.url], timeoutMs: 5_000 });
+      const counted: ChainReader = { ...reader, transfersTo: (query) => (scans[i]++, reader.transfersTo(query)) };
+      const { ledger, store } = instances[i];
+      return new DepositWatcher({ chain: watched, reader: counted, store, ledger, pollIntervalMs: 20, maxBlockRange: 1_000, lease });
+    });
+    try {
+      const alice = chain.depositors[0].toLowerCase();
+      const before = (await instances[0].ledger.balance(alice)).total_deposited;
+      await chain.transfer({ from: 1, amount: 2_000_000n }); // 200 credits
+      await chain.mine(CONFIRMATIONS);
+      for (let round = 0; round < 3; round++) await Promise.all(leased.map((watcher) => watcher.pass()));
+      const scanning = scans.flatMap((count, i) => (count > 0 ? [i] : []));
+      assert.equal(scanning.length, 1, `one instance scanned: ${scans.join(', ')}`);
+      const [holder] = scanning;
+      assert.deepEqual(
+        leased.map((watcher) => watcher.status.standby),
+        leased.map((_, i) => i !== holder),
+      );
+      assert.equal((await instances[0].ledger.balance(alice)).total_deposited, before + 200);
+
+      // The holder shuts down: its lease goes, the next pass of another takes it.
+      await leases[holder].release();
+      scans.fill(0);
+      const others = [0, 1, 2].filter((i) => i !== holder);
+      await Promise.all(others.map((i) => leased[i].pass()));
+      const next = others.find((i) => scans[i] > 0);
+      assert.ok(next !== undefined && others.filter((i) => scans[i] > 0).length === 1, `one took over: ${scans.join(', ')}`);
+
+      // The new holder's session dies (its process killed): PostgreSQL ends the session, and the lock with it.
+      // Only this test's database: other test files run beside this one on the same server.
+      const killed = await pools[0].sql<Array<{ pid: number }>>`
+        select pid from pg_locks
+        where locktype = 'advisory' and granted and objsubid = 2 and pid <> pg_backend_pid()
+          and database = (select oid from pg_database where datname = current_database())`;
+      assert.equal(killed.length, 1, 'one session holds the lease');
+      await pools[0].sql`select pg_terminate_backend(${killed[0].pid}::int)`;
+      scans.fill(0);
+      const last = [0, 1, 2].find((i) => i !== holder && i !== next)!;
+      await leased[last].pass();
+      assert.ok(scans[last] > 0, 'the last instance took over from the dead session');
+      assert.equal(leased[last].status.standby, false);
+      // The instance whose session died finds out on its next pass (the client may fail one query
+      // on the closed connection first): a new session holds nothing, so it stands by.
+      await leased[next!].pass().catch(() => {});
+      await leased[next!].pass();
+      assert.equal(leased[next!].status.standby, true);
+      scans.fill(0);
+      await Promise.all(leased.map((watcher) => watcher.pass()));
+      assert.deepEqual(scans.map((count) => count > 0), [0, 1, 2].map((i) => i === last), `only the last scans: ${scans.join(', ')}`);
+    } finally {
+      await Promise.all(leases.map((lease) => lease.release()));
+    }
   });
 });

@@ -178,3 +178,37 @@ test('/health: a chain whose watcher has made no progress for stallAfterMs is st
   assert.equal(stalled.degraded, true);
   assert.equal((stalled.fields.deposits as Array<{ status: string }>)[0].status, 'stalled');
 });
+
+test('/health: a chain another instance holds the lease of is on standby and reads nothing; the lease goes when the watchers stop', async () => {
+  const config = parseConfig(
+    fileJson({ stallAfterMs: 60_000, pollIntervalMs: 60_000, chains: { base: { treasury: TREASURY, tokens: [usdc] } } }),
+    {},
+  );
+  let released = false;
+  const deposits = createDeposits({
+    settings: config.deposits,
+    env: {},
+    store: {} as DepositStore,
+    ledger: { creditExternal: async () => assert.fail('nothing to credit') },
+    metrics: createMetrics(),
+    logger: createLogger('silent'),
+    chainList,
+    readerFor: () => {
+      const unread = () => assert.fail('a standby instance reads no chain');
+      return { chainId: unread, head: unread, taggedHeight: unread, blockHash: unread, transfersTo: unread };
+    },
+    lease: {
+      holds: async () => false,
+      release: async () => {
+        released = true;
+      },
+    },
+  })!;
+  deposits.start();
+  await new Promise((resolve) => setTimeout(resolve, 50)); // the first pass
+  const health = await deposits.health.health();
+  assert.equal(health.degraded, false);
+  assert.equal((health.fields.deposits as Array<{ status: string }>)[0].status, 'standby');
+  await deposits.stop();
+  assert.equal(released, true);
+});
