@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, parseConfig } from '../../../gateway/config.js';
-import { createDeposits, watchedChains } from '../../../gateway/deposits/deposit-watchers.js';
+import { createDeposits, watchedChains, type DepositsOptions } from '../../../gateway/deposits/deposit-watchers.js';
+import type { ChainReader } from '../../../gateway/deposits/chain-reader.js';
 import { createMetrics } from '../../../gateway/metrics.js';
 import { createLogger } from '../../../gateway/logger.js';
 import { parseChainList } from '../../../chains/chain-list.js';
@@ -145,13 +146,13 @@ test('a gateway whose deposits name a chain not in the chain list does not start
   );
 });
 
-test('/health: a chain whose watcher has made no progress for stallAfterMs is stalled and degrades the gateway', async () => {
-  let clock = 1_800_000_000_000;
+/** Deposits on Base alone, polling once a minute, with `reader` for every chain; nothing to store or credit. */
+function baseDeposits(options: Pick<DepositsOptions, 'now' | 'lease'> & { reader: ChainReader }) {
   const config = parseConfig(
     fileJson({ stallAfterMs: 60_000, pollIntervalMs: 60_000, chains: { base: { treasury: TREASURY, tokens: [usdc] } } }),
     {},
   );
-  const deposits = createDeposits({
+  return createDeposits({
     settings: config.deposits,
     env: {},
     store: {} as DepositStore,
@@ -159,15 +160,19 @@ test('/health: a chain whose watcher has made no progress for stallAfterMs is st
     metrics: createMetrics(),
     logger: createLogger('silent'),
     chainList,
-    readerFor: () => ({
-      chainId: async () => 8453,
-      head: () => Promise.reject(new Error('the RPC is down')),
-      taggedHeight: () => Promise.reject(new Error('down')),
-      blockHash: () => Promise.reject(new Error('down')),
-      transfersTo: () => Promise.reject(new Error('down')),
-    }),
-    now: () => clock,
+    readerFor: () => options.reader,
+    now: options.now,
+    lease: options.lease,
   })!;
+}
+
+test('/health: a chain whose watcher has made no progress for stallAfterMs is stalled and degrades the gateway', async () => {
+  let clock = 1_800_000_000_000;
+  const down = () => Promise.reject(new Error('the RPC is down'));
+  const deposits = baseDeposits({
+    reader: { chainId: async () => 8453, head: down, taggedHeight: down, blockHash: down, transfersTo: down },
+    now: () => clock,
+  });
   const fresh = await deposits.health.health();
   assert.equal(fresh.degraded, false);
   assert.deepEqual(fresh.fields.deposits, [
@@ -180,30 +185,17 @@ test('/health: a chain whose watcher has made no progress for stallAfterMs is st
 });
 
 test('/health: a chain another instance holds the lease of is on standby and reads nothing; the lease goes when the watchers stop', async () => {
-  const config = parseConfig(
-    fileJson({ stallAfterMs: 60_000, pollIntervalMs: 60_000, chains: { base: { treasury: TREASURY, tokens: [usdc] } } }),
-    {},
-  );
   let released = false;
-  const deposits = createDeposits({
-    settings: config.deposits,
-    env: {},
-    store: {} as DepositStore,
-    ledger: { creditExternal: async () => assert.fail('nothing to credit') },
-    metrics: createMetrics(),
-    logger: createLogger('silent'),
-    chainList,
-    readerFor: () => {
-      const unread = () => assert.fail('a standby instance reads no chain');
-      return { chainId: unread, head: unread, taggedHeight: unread, blockHash: unread, transfersTo: unread };
-    },
+  const unread = () => assert.fail('a standby instance reads no chain');
+  const deposits = baseDeposits({
+    reader: { chainId: unread, head: unread, taggedHeight: unread, blockHash: unread, transfersTo: unread },
     lease: {
       holds: async () => false,
       release: async () => {
         released = true;
       },
     },
-  })!;
+  });
   deposits.start();
   await new Promise((resolve) => setTimeout(resolve, 50)); // the first pass
   const health = await deposits.health.health();
