@@ -58,9 +58,19 @@ export class PostgresWatchLease implements WatchLease {
   /** Let go of every chain (shutdown, or a failed session): another instance's next pass takes over. */
   async release(): Promise<void> {
     const session = this.session;
+    const holding = this.held.size > 0;
     this.session = undefined;
     this.held.clear();
     this.heldBy = undefined;
-    await session?.then((db) => db.close()).catch(() => {});
+    if (!session) return;
+    try {
+      const db = await session;
+      // Unlocked before the close returns: a backend frees its locks only once it has exited,
+      // a moment after the connection is gone, and the next holder should not wait for that.
+      if (holding) await db.sql`select pg_advisory_unlock_all()`.catch(() => {});
+      await db.close();
+    } catch {
+      // The session never opened: it holds nothing.
+    }
   }
 }

@@ -151,6 +151,13 @@ describe('deposit watchers on every cluster instance', { skip: services.skip }, 
           and database = (select oid from pg_database where datname = current_database())`;
       assert.equal(killed.length, 1, 'one session holds the lease');
       await pools[0].sql`select pg_terminate_backend(${killed[0].pid}::int)`;
+      // The backend exits (and frees its locks) a moment after it is told to.
+      for (const deadline = Date.now() + 10_000; ; ) {
+        const [alive] = await pools[0].sql<Array<{ n: number }>>`select count(*)::int as n from pg_stat_activity where pid = ${killed[0].pid}::int`;
+        if (alive.n === 0) break;
+        if (Date.now() > deadline) throw new Error('the terminated backend did not exit');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       scans.fill(0);
       const last = [0, 1, 2].find((i) => i !== holder && i !== next)!;
       await leased[last].pass();
