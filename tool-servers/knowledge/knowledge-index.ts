@@ -170,7 +170,7 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
 
   const rank = (query: string, options: Omit<KnowledgeSearchOptions, 'threshold'> = {}): Ranking => {
     const words = queryWords(query);
-    if (words.length === 0 || chunks.size === 0) return { hits: [], unknownWords: [], hasOutsideName: false };
+    if (words.length === 0 || chunks.size === 0) return { hits: [], unknownWords: [] };
     // The words as typed get prefix and typo matching; their synonyms only match exactly and
     // count for less, so a synonym helps a passage without outranking one that uses the word.
     const typed = new Set(words.map((word) => word.term));
@@ -211,7 +211,6 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
         .slice(0, options.limit ?? results.length)
         .map((result) => toHit(result, words, knownWords, isTypedName, options.projectId !== undefined)),
       unknownWords: unknownWords.map((word) => word.term),
-      hasOutsideName: outside.namedIn(query),
     };
   };
 
@@ -268,14 +267,14 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     search(query, options = {}) {
       const threshold = options.threshold ?? DEFAULT_THRESHOLD;
       if (outOfScope(query)) return [];
-      const { hits: all, unknownWords, hasOutsideName } = rank(query, { projectId: options.projectId });
+      const { hits: all, unknownWords } = rank(query, { projectId: options.projectId });
       // A name the corpus has never seen ("PancakeSwap", "Binance", or a known coin's name in
       // lower case: "marinade", "synthetix"), or any word no passage contains even with a typo
       // ("bitcoin", "robinhood"), is what the question is about; unless a project is named too
       // (or the caller chose one), its other words match by accident: "bridge ETH to bitcoin" is
       // not answered by a bridge between Ethereum networks.
       const guarded = !options.projectId && !all.some((hit) => hit.namesProject);
-      if (guarded && (foreignNames(query, weights.vocabulary).length > 0 || hasOutsideName)) return [];
+      if (guarded && (foreignNames(query, weights.vocabulary).length > 0 || outside.namedIn(query))) return [];
       const minWeight = guarded && unknownWords.length > 0 ? threshold.minDistinctiveWeightBesideUnknownWord : 0;
       // Answerability is decided once per query, by its strongest hit; the weaker passages that
       // follow are kept while they score close enough to the best, so a passage that matched
@@ -300,8 +299,6 @@ interface Ranking {
   hits: ScoredHit[];
   /** Query words no passage matched, neither as typed, by prefix or typo, nor by a synonym. */
   unknownWords: string[];
-  /** Whether a query word is the name of a crypto project the corpus never mentions (outside-names.ts). */
-  hasOutsideName: boolean;
 }
 
 /**

