@@ -5,7 +5,7 @@
  *    block b has head − b + 1), or the block the node tags `finalized` / `safe`;
  * 2. scans ERC-20 Transfer logs of the accepted tokens to the treasury from the saved cursor to the
  *    head, in pages of at most `maxBlockRange` blocks (halved when a provider refuses a range,
- *    doubled again after a run of pages that fit: see `fitted`), and
+ *    doubled again after a run of pages that fit: page-range.ts), and
  *    records each as pending (a known one seen in another block moves there);
  * 3. moves the cursor only through settled blocks, so the unsettled ones are scanned again on
  *    every pass: a log a reorg re-mined elsewhere in them is found where it landed;
@@ -29,6 +29,7 @@
 import { GatewayError } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
 import { isRangeTooLarge, type ChainReader } from './chain-reader.js';
+import { PageRange } from './page-range.js';
 import { depositId, type DepositRecord, type DepositStore } from './deposit-store.js';
 
 export interface AcceptedToken {
@@ -101,21 +102,12 @@ export interface DepositWatcherOptions {
 
 /** Backoff after failed passes stops growing here. */
 const MAX_BACKOFF_MS = 5 * 60_000;
-/** Pages in a row that must fit before a halved range doubles again; at most MAX_GROW_AFTER_PAGES. */
-const GROW_AFTER_PAGES = 4;
-const MAX_GROW_AFTER_PAGES = 64;
 
 export class DepositWatcher {
   readonly status: WatcherStatus;
   private readonly now: () => number;
   private readonly tokens: Map<string, AcceptedToken>;
-  private range: number;
-  /** Pages in a row that fit since the range last changed. */
-  private fitted = 0;
-  /** How many pages in a row must fit before the range is doubled (doubles when a doubling is refused). */
-  private growAfter = GROW_AFTER_PAGES;
-  /** The last page was the first at a doubled range. */
-  private justGrew = false;
+  private readonly range: PageRange;
   private failures = 0;
   private chainChecked = false;
   private timer: NodeJS.Timeout | undefined;
@@ -124,7 +116,7 @@ export class DepositWatcher {
 
   constructor(private readonly options: DepositWatcherOptions) {
     this.now = options.now ?? Date.now;
-    this.range = options.maxBlockRange;
+    this.range = new PageRange(options.maxBlockRange);
     this.tokens = new Map(options.chain.tokens.map((token) => [token.address, token]));
     this.status = { lastProgressAt: this.now() };
   }
@@ -176,23 +168,15 @@ export class DepositWatcher {
     const { chain, reader, store } = this.options;
     const tokens = [...this.tokens.keys()];
     for (let start = from; start <= head;) {
-      const end = Math.min(head, start + this.range - 1);
+      const end = Math.min(head, start + this.range.size - 1);
       let logs;
       try {
         logs = await reader.transfersTo({ treasury: chain.treasury, tokens, fromBlock: start, toBlock: end });
       } catch (err) {
-        if (this.range === 1 || !isRangeTooLarge(err)) throw err;
-        // Refused at once after growing: the cap is fixed, so wait longer before the next try.
-        if (this.justGrew) this.growAfter = Math.min(this.growAfter * 2, MAX_GROW_AFTER_PAGES);
-        this.justGrew = false;
-        this.range = Math.max(1, Math.floor(this.range / 2));
-        this.fitted = 0;
+        if (!isRangeTooLarge(err) || !this.range.refused()) throw err;
         continue;
       }
-      // The first page at a doubled range fit: whatever refused before is gone, so grow at the first pace.
-      if (this.justGrew) this.growAfter = GROW_AFTER_PAGES;
-      this.justGrew = false;
-      this.grow();
+      this.range.fitted();
       const added = await store.recordSeen(logs, this.now());
       if (added > 0) this.options.events?.seen?.(chain.key, added);
       const settledEnd = Math.min(end, settled);
@@ -203,19 +187,6 @@ export class DepositWatcher {
       if (end < head) this.progressed();
       start = end + 1;
     }
-  }
-
-  /**
-   * A range halved for one provider's cap or one dense stretch of logs need not stay small: the
-   * fallback transport may have moved to a provider without that cap, and a cap on results
-   * ("more than 10,000 logs") depends on the blocks. After `growAfter` pages in a row that fit,
-   * the range doubles, up to `maxBlockRange`.
-   */
-  private grow(): void {
-    if (this.range >= this.options.maxBlockRange || ++this.fitted < this.growAfter) return;
-    this.range = Math.min(this.options.maxBlockRange, this.range * 2);
-    this.fitted = 0;
-    this.justGrew = true;
   }
 
   private async credit(settled: number): Promise<void> {

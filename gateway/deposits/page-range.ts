@@ -1,0 +1,51 @@
+/**
+ * How many blocks one `eth_getLogs` call asks for. It starts at the most allowed and halves when
+ * a provider refuses a range. A halved range need not stay small: the fallback transport may have
+ * moved to a provider without that cap, and a cap on results ("more than 10,000 logs") depends on
+ * the blocks. So after GROW_AFTER_PAGES pages in a row fit, the range doubles again, up to the
+ * most. A doubling refused at once says the cap is fixed: the next try waits twice as many pages
+ * (up to MAX_GROW_AFTER_PAGES). A doubling that fits says the cap is gone: back to the first pace.
+ *
+ * @example
+ *   const range = new PageRange(1_000)
+ *   range.size      // 1000
+ *   range.refused() // false once the size is 1 (nothing left to halve)
+ *   range.fitted()
+ */
+export class PageRange {
+  /** Blocks per call now. */
+  size: number;
+  /** Pages in a row that fit since the size last changed. */
+  private fittedInRow = 0;
+  /** Pages in a row that must fit before the size doubles. */
+  private growAfter = GROW_AFTER_PAGES;
+  /** The last size change was a doubling, and no page has been tried at it yet. */
+  private justGrew = false;
+
+  constructor(private readonly most: number) {
+    this.size = most;
+  }
+
+  /** A provider refused the size: halve it. False when it is 1 already (the refusal is something else). */
+  refused(): boolean {
+    if (this.size === 1) return false;
+    if (this.justGrew) this.growAfter = Math.min(this.growAfter * 2, MAX_GROW_AFTER_PAGES);
+    this.justGrew = false;
+    this.size = Math.max(1, Math.floor(this.size / 2));
+    this.fittedInRow = 0;
+    return true;
+  }
+
+  /** A page of the current size was answered. */
+  fitted(): void {
+    if (this.justGrew) this.growAfter = GROW_AFTER_PAGES;
+    this.justGrew = false;
+    if (this.size >= this.most || ++this.fittedInRow < this.growAfter) return;
+    this.size = Math.min(this.most, this.size * 2);
+    this.fittedInRow = 0;
+    this.justGrew = true;
+  }
+}
+
+const GROW_AFTER_PAGES = 4;
+const MAX_GROW_AFTER_PAGES = 64;
