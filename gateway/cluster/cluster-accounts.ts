@@ -59,7 +59,7 @@ export async function openClusterAccounts(options: {
   onSweepError?: (err: unknown) => void;
   onKeptRoundsSweepError?: (err: unknown) => void;
   /** The most kept rounds every instance together keeps, in bytes (`chat.keptRoundsMaxChars`). */
-  keptRoundsMaxChars?: number;
+  keptRoundsMaxChars: number;
   onTouchError?: (err: unknown) => void;
   /** A key change could not be broadcast (Redis down): other instances learn it by the re-check. */
   onBroadcastError?: (err: unknown) => void;

@@ -14,9 +14,6 @@
  */
 import { redisGuarded, type SharedRedis } from './shared-redis.js';
 
-/** 64 MiB of values unless told otherwise (`chat.keptRoundsMaxChars`). */
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
-
 // KEYS: the entry, the index (sorted set: entry key → expiry), the sizes (hash: entry key → bytes),
 // the total (string). ARGV: value, ttl ms, now ms, max bytes. Entries named by the index are keys
 // of this prefix too (a single Redis, not a cluster: the script touches keys it was not handed).
@@ -47,18 +44,15 @@ end
 return total`;
 
 export class RedisKeptRounds {
-  private readonly maxBytes: number;
-
   constructor(
     private readonly redis: SharedRedis,
-    options: { maxBytes?: number } = {},
-  ) {
-    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  }
+    /** The values held at most, in bytes (`chat.keptRoundsMaxChars`). */
+    private readonly options: { maxBytes: number },
+  ) {}
 
   async put(key: string, value: string, ttlMs: number): Promise<void> {
     const keys = [this.keyOf(key), this.redis.key('kept-rounds-index'), this.redis.key('kept-rounds-sizes'), this.redis.key('kept-rounds-bytes')];
-    await redisGuarded(() => this.redis.client.eval(PUT, keys.length, ...keys, value, ttlMs, Date.now(), this.maxBytes));
+    await redisGuarded(() => this.redis.client.eval(PUT, keys.length, ...keys, value, ttlMs, Date.now(), this.options.maxBytes));
   }
 
   async getMany(keys: string[]): Promise<Array<string | undefined>> {

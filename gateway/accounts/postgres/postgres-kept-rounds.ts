@@ -8,7 +8,7 @@
  * Unreachable → StoreUnavailable, which the chat loop logs and goes on without.
  *
  * @example
- *   const store = new PostgresKeptRounds(db.sql, { onSweepError: (err) => logger.error({ err }) })
+ *   const store = new PostgresKeptRounds(db.sql, { maxBytes: 64 * 1024 * 1024, onSweepError: (err) => logger.error({ err }) })
  *   store.start()
  *   await store.put(key, json, 3_600_000)
  *   await store.stop()
@@ -17,8 +17,6 @@ import { guarded, type Sql } from './database.js';
 
 /** Expired rows are never read, so the sweep only bounds the table's size. */
 const SWEEP_INTERVAL_MS = 60_000;
-/** 64 MiB of values unless told otherwise (`chat.keptRoundsMaxChars`). */
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 export class PostgresKeptRounds {
   private timer: NodeJS.Timeout | undefined;
@@ -26,7 +24,8 @@ export class PostgresKeptRounds {
 
   constructor(
     private readonly sql: Sql,
-    private readonly options: { sweepIntervalMs?: number; onSweepError?: (err: unknown) => void; maxBytes?: number } = {},
+    /** `maxBytes`: the values held at most (`chat.keptRoundsMaxChars`). */
+    private readonly options: { maxBytes: number; sweepIntervalMs?: number; onSweepError?: (err: unknown) => void },
   ) {}
 
   async put(key: string, value: string, ttlMs: number): Promise<void> {
@@ -43,7 +42,7 @@ export class PostgresKeptRounds {
         select key from (
           select key, sum(octet_length(value)) over (order by expires_at desc, key) as held
           from kept_rounds where expires_at > ${Date.now()}::bigint
-        ) newest_first where held > ${this.options.maxBytes ?? DEFAULT_MAX_BYTES}::bigint)`,
+        ) newest_first where held > ${this.options.maxBytes}::bigint)`,
     );
   }
 

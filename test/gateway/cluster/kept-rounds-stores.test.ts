@@ -14,6 +14,8 @@ import { clusterServices, freshDatabase, freshRedisPrefix, REDIS_URL } from '../
 import { keptRoundsContract } from '../chat/kept-rounds-contract.js';
 
 const services = await clusterServices();
+/** The default bound (`chat.keptRoundsMaxChars`), far above what these tests put. */
+const MAX_BYTES = 64 * 1024 * 1024;
 
 describe('kept rounds in Redis', { skip: services.skip }, () => {
   const space = freshRedisPrefix();
@@ -21,7 +23,7 @@ describe('kept rounds in Redis', { skip: services.skip }, () => {
   let store: RedisKeptRounds;
   before(async () => {
     redis = await openSharedRedis({ url: REDIS_URL, prefix: space.prefix });
-    store = new RedisKeptRounds(redis);
+    store = new RedisKeptRounds(redis, { maxBytes: MAX_BYTES });
   });
   after(async () => {
     await redis?.close();
@@ -44,7 +46,7 @@ describe('kept rounds in PostgreSQL', { skip: services.skip }, () => {
     database = await freshDatabase();
     db = await openDatabase(database.url);
     await migrate(db.sql);
-    store = new PostgresKeptRounds(db.sql);
+    store = new PostgresKeptRounds(db.sql, { maxBytes: MAX_BYTES });
   });
   after(async () => {
     await store?.stop();
@@ -63,7 +65,7 @@ describe('kept rounds in PostgreSQL', { skip: services.skip }, () => {
       (await db.sql`select key from kept_rounds`).map((r) => r.key),
       ['new'],
     );
-    const timed = new PostgresKeptRounds(db.sql, { sweepIntervalMs: 50 });
+    const timed = new PostgresKeptRounds(db.sql, { maxBytes: MAX_BYTES, sweepIntervalMs: 50 });
     await timed.put('brief', 'z', 20);
     timed.start();
     await new Promise((resolve) => setTimeout(resolve, 200));
