@@ -204,13 +204,17 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
       if (named === undefined) typedName.set(term, (named = words.some((word) => namedBy(word.term, term))));
       return named;
     };
-    const unknownWords = words.filter((word) => !known(word));
-    const knownWords = words.filter((word) => known(word));
+    const knownWords: QueryWord[] = [];
+    const unknownWords: string[] = [];
+    for (const word of words) {
+      if (known(word)) knownWords.push(word);
+      else unknownWords.push(word.term);
+    }
     return {
       hits: results
         .slice(0, options.limit ?? results.length)
         .map((result) => toHit(result, words, knownWords, isTypedName, options.projectId !== undefined)),
-      unknownWords: unknownWords.map((word) => word.term),
+      unknownWords,
     };
   };
 

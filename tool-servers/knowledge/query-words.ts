@@ -71,6 +71,7 @@ export interface QueryWord {
  */
 export function queryWords(query: string): QueryWord[] {
   let text = query;
+  // Two calls only because TypeScript's `replace` overloads take a string or a function, not either.
   for (const [pattern, replacement] of PHRASES)
     text = typeof replacement === 'string' ? text.replace(pattern, replacement) : text.replace(pattern, replacement);
   const words: QueryWord[] = [];
