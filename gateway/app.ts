@@ -123,27 +123,20 @@ export function createApp(deps: AppDeps): Koa {
     health: deps.upstreams.health,
     tools: deps.tools,
     charger,
-    keptRounds: new KeptRounds(
-      deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries, maxChars: config.chat.keptRoundsMaxChars }),
-      {
-        ttlMs: config.chat.keptRoundsTtlMs,
-        logger: deps.logger,
-      },
-    ),
+    keptRounds: new KeptRounds(deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries, maxChars: config.chat.keptRoundsMaxChars }), {
+      ttlMs: config.chat.keptRoundsTtlMs,
+      logger: deps.logger,
+    }),
   });
   // Pay on 402 only where credits are spent, after auth (a payment tops up a known wallet, it is no key); /mcp offers none.
   const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;
   const paid = payOn402 ? [payOn402] : [];
-  // One set of slots: chat completions and responses share the per-wallet and total caps. A chat
-  // route is `gated` with its slot started before the wallet budget (both stores asked at once).
+  // One set of slots: chat completions and responses share the per-wallet and total caps.
   const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);
-  const chatGatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), chatSlots.takeEarly, walletBudget, readJson];
-  const chatGated = compose(chatGatedSteps);
-  const chatSteps: Middleware[] = [chatGated, ...paid, chatSlots.hold];
-  registerChatRoutes(router, chatSteps, orchestrator);
+  registerChatRoutes(router, [gated, ...paid, chatSlots], orchestrator);
   registerResponseRoutes(
     router,
-    { create: chatSteps, read: [gated] },
+    { create: [gated, ...paid, chatSlots], read: [gated] },
     { orchestrator, store: deps.accounts.responses, tools: deps.tools, ttlMs: config.responses.ttlMs, logger: deps.logger },
   );
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, payOn402 });

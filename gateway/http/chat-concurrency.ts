@@ -1,4 +1,4 @@
-import type { Context, Middleware, Next } from 'koa';
+import type { Context, Next } from 'koa';
 import { RateLimited } from '../errors.js';
 
 /**
@@ -18,33 +18,18 @@ export interface ChatConcurrencyLimits {
   chatConcurrencyTotal: number;
 }
 
-/** The two steps of the chat caps, placed around the steps between them on a chat route. */
-export interface ChatSlots {
-  /**
-   * Starts taking the wallet's slot and goes on without waiting for it, so the slot's store round
-   * trip overlaps the steps up to `hold` (in cluster mode the wallet budget's Redis command and
-   * the lease's leave in one write: one round trip instead of two). Needs the wallet, so it goes
-   * after authentication. A slot started here that `hold` never takes (a later step refused the
-   * request) is given back when the request ends.
-   */
-  takeEarly: Middleware;
-  /** Waits for the slot (or takes it now when not started early) and holds it until the response has ended. */
-  hold: Middleware;
-}
-
 /**
  * Caps chat requests running at the same time, per wallet and overall: a chat request holds an
  * upstream model and tool servers for seconds to minutes, so a request budget alone does not
  * protect them. Over a cap → 429 `rate_limited` with `Retry-After: 1`. A slot is held until the
  * response has ended (for a streamed answer, until the stream closes). Counters live in the
- * returned steps, so each app gets its own; the per-wallet cap is cluster-wide when `shared`
- * slots are given (the total cap protects this instance, so it stays per instance).
+ * returned middleware, so each app gets its own; the per-wallet cap is cluster-wide when
+ * `shared` slots are given (the total cap protects this instance, so it stays per instance).
  *
  * @example
- *   const slots = chatConcurrency(config.limits)
- *   router.post('/v1/chat/completions', requireWallet(), auth, slots.takeEarly, walletBudget, readJson, slots.hold, handleChat)
+ *   router.post('/v1/chat/completions', gated, chatConcurrency(config.limits), handleChat)
  */
-export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWalletSlots): ChatSlots {
+export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWalletSlots) {
   const runningPerWallet = new Map<string, number>();
   let runningTotal = 0;
   const cap = limits.chatConcurrencyPerWallet;
@@ -71,26 +56,9 @@ export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWa
     }
   }
 
-  const walletOf = (ctx: Context) => ctx.state.wallet ?? `ip:${ctx.ip}`;
-
-  async function takeEarly(ctx: Context, next: Next): Promise<void> {
-    const pending = walletSlot(walletOf(ctx));
-    ctx.state.chatSlot = pending;
-    try {
-      await next();
-    } finally {
-      // `hold` clears it when it takes the slot; still set, the request was refused before.
-      if (ctx.state.chatSlot === pending) {
-        ctx.state.chatSlot = undefined;
-        void pending.then((release) => release?.());
-      }
-    }
-  }
-
-  async function hold(ctx: Context, next: Next): Promise<void> {
-    const pending: Promise<(() => void) | undefined> = ctx.state.chatSlot ?? walletSlot(walletOf(ctx));
-    ctx.state.chatSlot = undefined;
-    const releaseWallet = await pending;
+  return async function capChatConcurrency(ctx: Context, next: Next): Promise<void> {
+    const wallet = ctx.state.wallet ?? `ip:${ctx.ip}`;
+    const releaseWallet = await walletSlot(wallet);
     if (!releaseWallet) throw tooMany();
     if (runningTotal >= limits.chatConcurrencyTotal) {
       releaseWallet();
@@ -114,7 +82,5 @@ export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWa
       if (streaming && !ctx.res.writableEnded && !ctx.res.destroyed) ctx.res.once('close', release);
       else release();
     }
-  }
-
-  return { takeEarly, hold };
+  };
 }

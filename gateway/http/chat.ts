@@ -4,7 +4,7 @@
  * the running tool calls at once; credits settle what was consumed.
  *
  * @example
- *   registerChatRoutes(router, [chatGated, chatSlots.hold], orchestrator)
+ *   registerChatRoutes(router, [gated, chatConcurrency(config.limits)], orchestrator)
  */
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';

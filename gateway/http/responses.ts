@@ -6,7 +6,7 @@
  * exist (in free mode that is only as strong as the wallet header).
  *
  * @example
- *   registerResponseRoutes(router, { create: [chatGated, chatSlots.hold], read: [gated] }, { orchestrator, store, tools, ttlMs, logger })
+ *   registerResponseRoutes(router, { create: [gated, chatSlots], read: [gated] }, { orchestrator, store, tools, ttlMs, logger })
  */
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
