@@ -25,6 +25,8 @@ const toolCall = z.object({
 
 const message = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content }),
+  // OpenAI's newer name for system instructions (o-series clients send it); upstreams get `system`.
+  z.object({ role: z.literal('developer'), content }),
   z.object({ role: z.literal('user'), content }),
   z.object({ role: z.literal('assistant'), content: content.nullish(), tool_calls: z.array(toolCall).optional() }),
   z.object({ role: z.literal('tool'), content, tool_call_id: z.string().min(1) }),
@@ -131,8 +133,10 @@ function text(value: z.infer<typeof content>): string {
 function toUpstream(m: z.infer<typeof message>): UpstreamMessage {
   switch (m.role) {
     case 'system':
+    case 'developer':
+      return { role: 'system', content: text(m.content) };
     case 'user':
-      return { role: m.role, content: text(m.content) };
+      return { role: 'user', content: text(m.content) };
     case 'assistant':
       return m.tool_calls?.length
         ? { role: 'assistant', content: m.content == null ? null : text(m.content), tool_calls: m.tool_calls }

@@ -326,3 +326,20 @@ test('/health lists each model as up', async () => {
     { id: 'svc-8b-operator', upstream: 'up' },
   ]);
 });
+
+test("a 'developer' message (OpenAI's newer name for system instructions) reaches the upstream as system", async () => {
+  upstream.script({ text: 'Ahoy.' });
+  const completion = await openaiFor(gateway, key).chat.completions.create({
+    model: 'conductor',
+    messages: [
+      { role: 'developer', content: [{ type: 'text', text: 'Answer like a pirate.' }] },
+      { role: 'user', content: 'Hello?' },
+    ],
+  });
+  assert.equal(completion.choices[0].message.content, 'Ahoy.');
+  const sent = upstream.requests[0].body.messages;
+  assert.deepEqual(sent.slice(-2), [
+    { role: 'system', content: 'Answer like a pirate.' },
+    { role: 'user', content: 'Hello?' },
+  ]);
+});
