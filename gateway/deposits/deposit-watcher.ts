@@ -195,7 +195,11 @@ export class DepositWatcher {
     for (const deposit of await store.pending(chain.chainId)) {
       if (deposit.blockNumber > settled) continue;
       if (!hashes.has(deposit.blockNumber)) hashes.set(deposit.blockNumber, await reader.blockHash(deposit.blockNumber));
-      if (hashes.get(deposit.blockNumber) !== deposit.blockHash) {
+      const hash = hashes.get(deposit.blockNumber);
+      // No block there: the node that answered is behind the one that gave the head (a provider's
+      // backends, the next fallback URL). Not a reorg: the deposit waits for the next pass.
+      if (hash === undefined) continue;
+      if (hash !== deposit.blockHash) {
         await store.markReorged(deposit, deposit.blockHash);
         this.options.events?.reorged?.(chain.key);
         continue;

@@ -28,7 +28,10 @@ describe('deposit watcher on a Hardhat node', () => {
   /** A provider's cap on eth_getLogs: wider ranges are refused with -32005 (EIP-1474 "limit exceeded"). */
   let maxLogRange: number | undefined;
   let refusedRanges = 0;
+  /** A backend behind the others: it knows no block yet at the heights the watcher asks about. */
+  let blocksUnknown = false;
   const refuseWideRanges = (call: JsonRpcCall) => {
+    if (call.method === 'eth_getBlockByNumber' && blocksUnknown) return { jsonrpc: '2.0' as const, id: call.id, result: null };
     if (call.method !== 'eth_getLogs' || maxLogRange === undefined) return undefined;
     const { fromBlock, toBlock } = call.params?.[0] as { fromBlock: string; toBlock: string };
     if (Number(BigInt(toBlock) - BigInt(fromBlock)) + 1 <= maxLogRange) return undefined;
@@ -71,6 +74,7 @@ describe('deposit watcher on a Hardhat node', () => {
     for (const watcher of watchers.splice(0)) await watcher.stop();
     proxy.failEveryOther = false;
     maxLogRange = undefined;
+    blocksUnknown = false;
     await store.close();
     await ledger.stop();
     await db.close();
@@ -194,6 +198,21 @@ describe('deposit watcher on a Hardhat node', () => {
     assert.equal((await ledger.balance(depositor)).total_deposited, 0);
   });
 
+  test('a node behind the head that knows no block at the height: not a reorg; the deposit is credited on a later pass', async () => {
+    const depositor = chain.depositors[0].toLowerCase();
+    const w = watcher();
+    await chain.transfer({ from: 1, amount: 1_000_000n });
+    await chain.mine(CONFIRMATIONS);
+    blocksUnknown = true;
+    await w.pass();
+    assert.equal((await depositsOf(depositor))[0].status, 'pending');
+    blocksUnknown = false;
+    await w.pass();
+    const [deposit] = await depositsOf(depositor);
+    assert.equal(deposit.status, 'credited');
+    assert.equal(deposit.credits, 100);
+  });
+
   test('a reorg that mines the same transfer elsewhere: re-recorded where it landed, credited once', async () => {
     const depositor = chain.depositors[1].toLowerCase();
     const w = watcher();
@@ -298,7 +317,10 @@ describe('deposit watcher on a Hardhat node', () => {
     const cappedCalls = proxy.callCount('eth_getLogs');
     await w.pass();
     const capped = proxy.callCount('eth_getLogs') - cappedCalls;
-    assert.ok(capped >= 25 && refusedRanges - refusedBefore <= 4, `${capped} calls, ${refusedRanges - refusedBefore} refused for 200 blocks under a cap of 8`);
+    assert.ok(
+      capped >= 25 && refusedRanges - refusedBefore <= 4,
+      `${capped} calls, ${refusedRanges - refusedBefore} refused for 200 blocks under a cap of 8`,
+    );
     // Cap lifted: the next try to grow fits, and 600 blocks take far fewer than 75 pages of 8.
     maxLogRange = undefined;
     await chain.mine(600);
