@@ -45,6 +45,8 @@ export class ApiKeys {
   private readonly cacheSize: number;
   /** Hash → record; a Map keeps insertion order, so re-inserting on a hit makes it an LRU. */
   private readonly cache = new Map<string, ApiKeyRecord>();
+  /** Bumped by every forget, clear and change: a store read that straddles one is not cached. */
+  private generation = 0;
   private readonly listeners: Array<(change: KeyChange) => void> = [];
   private readonly onTouchError: (err: unknown) => void;
 
@@ -85,8 +87,11 @@ export class ApiKeys {
       this.cache.set(hash, cached);
       return cached;
     }
+    const generation = this.generation;
     const record = await this.store.get(hash);
-    if (record) this.remember(hash, record);
+    // A forget or clear during the read may be this key's revocation, after the read's snapshot:
+    // the record is answered (it was valid when read) but not cached.
+    if (record && generation === this.generation) this.remember(hash, record);
     return record;
   }
 
@@ -129,15 +134,18 @@ export class ApiKeys {
 
   /** Drop one cached record (another instance created or revoked it). */
   forget(hash: string): void {
+    this.generation++;
     this.cache.delete(hash);
   }
 
   /** Drop every cached record (changes may have been missed). */
   clear(): void {
+    this.generation++;
     this.cache.clear();
   }
 
   private changed(change: KeyChange): void {
+    this.generation++;
     this.cache.delete(change.hash);
     for (const listener of this.listeners) listener(change);
   }

@@ -231,3 +231,42 @@ test(`a wallet holds at most ${MAX_KEYS_PER_WALLET} active keys: the next is 409
     await free.stop();
   }
 });
+
+test('a revocation heard while a store read is in flight: the read answers but is not cached', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-keys-'));
+  const store = await openStore(dir);
+  try {
+    const keyStore = new KeyvKeyStore(store.keys);
+    let reads = 0;
+    let hold: Promise<void> | undefined;
+    const slow: KeyStore = {
+      insert: (hash, record) => keyStore.insert(hash, record),
+      get: async (hash) => {
+        reads++;
+        const record = await keyStore.get(hash); // the snapshot: taken before the revocation
+        await hold;
+        return record;
+      },
+      list: (address) => keyStore.list(address),
+      remove: (address, id) => keyStore.remove(address, id),
+      touch: (hash, at) => keyStore.touch(hash, at),
+    };
+    const keys = new ApiKeys(slow);
+    const { key, record } = await keys.create({ address: alice, name: 'raced', verified: true });
+    let release!: () => void;
+    hold = new Promise((resolve) => (release = resolve));
+    const inFlight = keys.find(key);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Another instance revokes the key and broadcasts it while this read is out.
+    await keyStore.remove(alice, record.id);
+    keys.forget(hashKey(key));
+    release();
+    assert.ok(await inFlight, 'the read began before the revocation');
+    hold = undefined;
+    assert.equal(await keys.find(key), undefined, 'the revoked key was not cached by the straddling read');
+    assert.equal(reads, 2);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
