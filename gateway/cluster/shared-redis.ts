@@ -1,7 +1,8 @@
 /**
  * The Redis connection of cluster mode (ioredis: ~1.4× node-redis on INCR @50 here, and
  * rate-limiter-flexible's Redis store takes it as is). Commands fail at once while Redis is
- * unreachable (no offline queue) instead of piling up; the client keeps reconnecting, and
+ * unreachable (no offline queue) instead of piling up, and within a second when it stops
+ * answering on an open connection; the client keeps reconnecting, and
  * `onReturn` listeners run each time it is back after being down (key caches empty then).
  * Every key carries REDIS_PREFIX, so deployments sharing one Redis stay apart.
  *
@@ -15,6 +16,13 @@ import { StoreUnavailable } from '../errors.js';
 import { urlWithoutPassword } from '../url-without-password.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * A command unanswered this long fails, so a Redis that stops answering without closing the
+ * connection (its host gone, a partition) costs a request at most this, not the kernel's minutes.
+ */
+const COMMAND_TIMEOUT_MS = 1_000;
+/** How often a ready connection is checked with a PING; one that times out is dropped (see below). */
+const WATCHDOG_INTERVAL_MS = 1_000;
 /** Reconnect quickly at first, then every second at most: Redis coming back is noticed within ~1 s. */
 const reconnectDelay = (attempt: number) => Math.min(attempt * 100, 1_000);
 
@@ -38,6 +46,7 @@ export function redisClient(url: string): Redis {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: CONNECT_TIMEOUT_MS,
+    commandTimeout: COMMAND_TIMEOUT_MS,
     retryStrategy: reconnectDelay,
     // Commands issued in one event-loop turn (the limits and leases of the requests that turn
     // handled) leave in one write: one wake-up of Redis instead of one per command.
@@ -68,6 +77,16 @@ export async function openSharedRedis(options: { url: string; prefix: string }):
     lost = false;
     for (const listener of listeners) listener();
   });
+  // A silent connection stays `ready` in ioredis' eyes: a PING that times out drops it, so `up()`
+  // says down (health degraded) and commands fail at once (limits and slots fall back to memory)
+  // while the client reconnects, instead of each waiting out the command timeout.
+  const watchdog = setInterval(() => {
+    if (client.status !== 'ready') return;
+    client.ping().catch(() => {
+      if (client.status === 'ready') client.disconnect(true);
+    });
+  }, WATCHDOG_INTERVAL_MS);
+  watchdog.unref();
   const duplicates: Redis[] = [];
   let closed: Promise<void> | undefined;
   return {
@@ -83,6 +102,7 @@ export async function openSharedRedis(options: { url: string; prefix: string }):
     },
     close() {
       closed ??= (async () => {
+        clearInterval(watchdog);
         for (const copy of duplicates) copy.disconnect();
         await client.quit().catch(() => client.disconnect());
       })();

@@ -5,7 +5,8 @@
  * @example
  *   const proxy = await startTcpProxy(5432)
  *   proxy.cut()       // every connection dropped, new ones refused
- *   proxy.restore()   // accepting and forwarding again
+ *   proxy.stall()     // connections stay open but nothing gets through (a host gone, a partition)
+ *   proxy.restore()   // accepting and forwarding again (stalled connections are dropped)
  */
 import { createServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 export interface TcpProxy {
   port: number;
   cut(): void;
+  stall(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -20,9 +22,18 @@ export interface TcpProxy {
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let open = true;
+  let stalled = false;
   const server = createServer((client) => {
     if (!open) {
       client.destroy();
+      return;
+    }
+    if (stalled) {
+      // Accepted, never answered: what a client sees of a host that vanished mid-connection.
+      sockets.add(client);
+      client.on('close', () => sockets.delete(client));
+      client.on('error', () => {});
+      client.resume();
       return;
     }
     const upstream = connect(targetPort, targetHost);
@@ -43,8 +54,19 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       open = false;
       for (const socket of sockets) socket.destroy();
     },
+    stall() {
+      stalled = true;
+      for (const socket of sockets) {
+        socket.unpipe();
+        socket.resume(); // read and drop
+      }
+    },
     restore() {
       open = true;
+      if (stalled) {
+        stalled = false;
+        for (const socket of sockets) socket.destroy();
+      }
     },
     async close() {
       open = false;

@@ -167,6 +167,38 @@ describe('cluster mode, in-process gateways', { skip: services.skip }, () => {
       assert.equal((await call(`${three.url}/health`)).body.redis, 'up');
     });
 
+    test('Redis silent (connections open, nothing answered): requests go on within the command timeout, health degraded; back: up', async () => {
+      const fresh = (await three.apiKeys.create({ address: alice, name: 'redis-silent', verified: true })).key;
+      const balance = async () => {
+        const started = Date.now();
+        const answer = await call(`${three.url}/credits/balance`, { headers: authHeaders(fresh, alice) });
+        return { status: answer.status, ms: Date.now() - started };
+      };
+      redisProxy.stall();
+      const first = await balance();
+      assert.equal(first.status, 200, 'limits fell back to this instance');
+      assert.ok(first.ms < 4_000, `answered in ${first.ms} ms: two budgets, each waiting at most the 1 s command timeout`);
+      let health = await call(`${three.url}/health`);
+      for (const deadline = Date.now() + 5_000; health.body.redis !== 'down' && Date.now() < deadline;) {
+        await sleep(100);
+        health = await call(`${three.url}/health`);
+      }
+      assert.equal(health.status, 200);
+      assert.equal(health.body.status, 'degraded');
+      assert.equal(health.body.redis, 'down', 'the watchdog dropped the silent connection');
+      const next = await balance();
+      assert.equal(next.status, 200);
+      assert.ok(next.ms < 500, `answered in ${next.ms} ms: commands fail at once while the client reconnects`);
+      const nonce = await call(`${three.url}/auth/nonce`, { headers: walletHeaders(BOB.address) });
+      assert.deepEqual(errorOf(nonce), { status: 503, code: 'store_unavailable', type: 'server_error' });
+      redisProxy.restore();
+      for (const deadline = Date.now() + 5_000; health.body.redis !== 'up' && Date.now() < deadline;) {
+        await sleep(100);
+        health = await call(`${three.url}/health`);
+      }
+      assert.equal(health.body.redis, 'up');
+    });
+
     test('PostgreSQL down: health 503 naming it, requests that need it 503 store_unavailable; back: served again', async () => {
       const fresh = (await three.apiKeys.create({ address: alice, name: 'pg-faults', verified: true })).key;
       pgProxy.cut();
