@@ -463,15 +463,20 @@ export class EmbeddedLedger implements Ledger {
       dropped: false,
     };
     this.wallets.set(address, state);
+    // Reads alone must stay bounded too (free mode: balances of ever new wallet headers, no commit).
+    this.evict(address);
     return state;
   }
 
-  /** Drop the least recently used wallets that hold nothing and have nothing on its way to SQLite. */
-  private evict(): void {
+  /**
+   * Drop the least recently used wallets that hold nothing and have nothing on its way to SQLite;
+   * never `keep`, the wallet just loaded, which its caller is about to use.
+   */
+  private evict(keep?: string): void {
     if (this.wallets.size <= this.maxWallets) return;
     for (const [address, state] of this.wallets) {
       if (this.wallets.size <= this.maxWallets) break;
-      if (state.holds.size > 0 || this.dirty.has(state)) continue;
+      if (address === keep || state.holds.size > 0 || this.dirty.has(state)) continue;
       this.wallets.delete(address);
     }
   }

@@ -230,6 +230,17 @@ describe('embedded ledger on SQLite', () => {
     for (const w of wallets) await ledger.grant(w, 2);
     for (const w of wallets) assert.deepEqual(await ledger.balance(w), { address: w, credits: 2, total_deposited: 2, total_spent: 0 });
   });
+
+  test('memory is bounded by reads alone: balances of many unknown wallets, nothing ever committed', async () => {
+    ledger = await openEmbeddedLedger(db, { reservationTtlMs: 60_000, maxWallets: 10 });
+    for (let i = 0; i < 200; i++) {
+      const w = '0x' + (i + 1).toString(16).padStart(40, 'd');
+      assert.deepEqual(await ledger.balance(w), { address: w, credits: 0, total_deposited: 0, total_spent: 0 });
+    }
+    // The only window on it: the in-memory wallets (private), which no commit ever trimmed here.
+    const inMemory = (ledger as unknown as { wallets: Map<string, unknown> }).wallets.size;
+    assert.ok(inMemory <= 10, `${inMemory} wallets kept in memory`);
+  });
 });
 
 test('a DATA_DIR written by the Keyv-era ledger opens with its balances, grants and keys intact', async () => {
