@@ -16,6 +16,8 @@ export async function answerUnlessClientLeaves(ctx: Context, answer: (abort: Cha
     if (!ctx.res.writableFinished) abort.abort(new ClientCancelled());
   };
   ctx.res.once('close', onClose);
+  // Gone already, during a step before this one (a payment, a slot): 'close' will not fire again.
+  if (ctx.res.destroyed) onClose();
   try {
     await answer(abort);
   } catch (err) {
