@@ -9,7 +9,9 @@
  * share one statement, one row lock and one disk wait instead of fifty of each.
  *
  * A batch that fails (the database unreachable, a statement error) fails every step in it; a
- * step whose wallet is short fails alone (its row says so).
+ * step whose wallet is short fails alone (its row says so). A batch PostgreSQL aborted to break a
+ * deadlock (40P01: a wallet row created between the batch's lock statement and its step can close
+ * a cycle with another instance's batch) committed nothing, so it is sent again, up to 3 times.
  *
  * @example
  *   const batches = new LedgerBatches(sql, { reservationTtlMs: 360_000, now: Date.now })
@@ -41,6 +43,9 @@ interface Queued {
 
 /** Bounds one statement's arrays (and one transaction's row locks) under any load. */
 const MAX_BATCH = 512;
+/** Sends of one batch, the first included, while PostgreSQL keeps choosing it as a deadlock's victim. */
+const DEADLOCK_ATTEMPTS = 3;
+const DEADLOCK_DETECTED = '40P01';
 
 export class LedgerBatches {
   private queue: Queued[] = [];
@@ -65,13 +70,23 @@ export class LedgerBatches {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH);
       try {
-        const rows = await this.send(batch.map((queued) => queued.step));
+        const rows = await this.sendUntilNoDeadlock(batch.map((queued) => queued.step));
         batch.forEach((queued, i) => queued.resolve(rows[i]));
       } catch (err) {
         for (const queued of batch) queued.reject(err);
       }
     }
     this.sending = false;
+  }
+
+  private async sendUntilNoDeadlock(steps: LedgerStep[]): Promise<LedgerStepResult[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.send(steps);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== DEADLOCK_DETECTED || attempt >= DEADLOCK_ATTEMPTS) throw err;
+      }
+    }
   }
 
   private send(steps: LedgerStep[]): Promise<LedgerStepResult[]> {

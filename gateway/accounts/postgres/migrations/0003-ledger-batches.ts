@@ -3,7 +3,9 @@
  * and releases (an instance's steps that queued while its previous batch ran) in one transaction:
  * one round trip and one commit for all of them, where each step was its own before. It locks
  * every wallet it touches in address order first, so two batches (or a batch and a single step)
- * can never deadlock, and sweeps each wallet's expired holds once.
+ * do not deadlock, unless a wallet row is created between a batch's lock and its step (that row
+ * was not locked in order); PostgreSQL then aborts one batch, which ledger-batches.ts sends
+ * again. It sweeps each wallet's expired holds once.
  *
  * Each step's logic is the one of migration 1's single-step functions, minus their lock and
  * sweep. Those functions stay, unchanged, for an instance still running the previous release
