@@ -124,6 +124,9 @@ export class LedgerCommitFailed extends GatewayError {
     super({
       status: 503,
       code: 'store_unavailable',
+      // As StoreUnavailable answers the same code in cluster mode: a server error, retry in a second.
+      type: 'server_error',
+      headers: { 'Retry-After': '1' },
       message: 'The credit store could not save this change; nothing was charged. Try again.',
       details: cause instanceof Error ? cause.message : String(cause),
       cause,

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { redisGuarded, type SharedRedis } from './shared-redis.js';
 
-export const LEASE_TTL_MS = 15_000;
+const LEASE_TTL_MS = 15_000;
 
 // KEYS: the wallet's set. ARGV: now, expiry, lease id, cap, ttl.
 const ACQUIRE = `

@@ -3,22 +3,23 @@
  * - creation and revocation through this instance are published on Redis (`<prefix>keys`), and
  *   each other instance drops that hash at once (a revoked key is refused everywhere well within 1 s);
  * - when Redis comes back after an outage (messages may have been missed) the cache is emptied;
- * - whatever happens to Redis, the whole cache is emptied every `recheckMs` (25 s with Redis, under
- *   the 30 s promise; 5 s without Redis), so each key in use is read from PostgreSQL again.
+ * - whatever happens to Redis, the whole cache is emptied every 25 s (under the 30 s promise; 5 s
+ *   without Redis), so each key in use is read from PostgreSQL again.
  *
  * @example
- *   const stop = await keepKeyCachesHonest(apiKeys, { redis, recheckMs: 25_000 })
+ *   const stop = await keepKeyCachesHonest(apiKeys, { redis })   // StoreUnavailable naming Redis if it cannot subscribe
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Redis } from 'ioredis';
 import type { ApiKeys, KeyChange } from '../accounts/api-keys.js';
+import { StoreUnavailable } from '../errors.js';
 import type { SharedRedis } from './shared-redis.js';
 
 /** With Redis broadcasting changes, the re-check is only the safety net. */
-export const RECHECK_WITH_REDIS_MS = 25_000;
+const RECHECK_WITH_REDIS_MS = 25_000;
 /** Without Redis the re-check is the only way another instance's revocation arrives. */
-export const RECHECK_WITHOUT_REDIS_MS = 5_000;
+const RECHECK_WITHOUT_REDIS_MS = 5_000;
 
 const messageSchema = z.object({
   kind: z.enum(['created', 'revoked']),
@@ -28,9 +29,9 @@ const messageSchema = z.object({
 
 export async function keepKeyCachesHonest(
   apiKeys: ApiKeys,
-  options: { redis?: SharedRedis; recheckMs?: number; onError?: (err: unknown) => void },
+  options: { redis?: SharedRedis; onError?: (err: unknown) => void },
 ): Promise<{ stop(): void }> {
-  const recheckMs = options.recheckMs ?? (options.redis ? RECHECK_WITH_REDIS_MS : RECHECK_WITHOUT_REDIS_MS);
+  const recheckMs = options.redis ? RECHECK_WITH_REDIS_MS : RECHECK_WITHOUT_REDIS_MS;
   const timer = setInterval(() => apiKeys.clear(), recheckMs);
   timer.unref();
   const { redis } = options;
@@ -56,8 +57,14 @@ export async function keepKeyCachesHonest(
     subscriberLost = false;
   });
   redis.onReturn(() => apiKeys.clear());
-  await subscriber.connect();
-  await subscriber.subscribe(channel);
+  try {
+    await subscriber.connect();
+    await subscriber.subscribe(channel);
+  } catch (err) {
+    clearInterval(timer);
+    subscriber.disconnect();
+    throw new StoreUnavailable('Redis', err, `Redis did not take the key broadcast subscription: ${(err as Error).message}`);
+  }
 
   apiKeys.onChange((change: KeyChange) => {
     // A lost broadcast is covered by the re-check (and the clear when Redis returns).

@@ -28,8 +28,7 @@ const reconnectDelay = (attempt: number) => Math.min(attempt * 100, 1_000);
 
 export interface SharedRedis {
   client: Redis;
-  prefix: string;
-  /** `prefix + name`. */
+  /** REDIS_PREFIX + `name`. */
   key(name: string): string;
   /** Connected and answering commands now. */
   up(): boolean;
@@ -40,7 +39,7 @@ export interface SharedRedis {
   close(): Promise<void>;
 }
 
-export function redisClient(url: string): Redis {
+function redisClient(url: string): Redis {
   const client = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -91,7 +90,6 @@ export async function openSharedRedis(options: { url: string; prefix: string }):
   let closed: Promise<void> | undefined;
   return {
     client,
-    prefix: options.prefix,
     key: (name) => options.prefix + name,
     up: () => client.status === 'ready',
     onReturn: (listener) => void listeners.push(listener),

@@ -40,10 +40,6 @@ export class ResponseEventWriter implements ResponseEvents {
     this.channel.write(`event: ${type}\ndata: ${data}\n\n`);
   }
 
-  comment(text: string): void {
-    this.channel.comment(text);
-  }
-
   drained(): Promise<void> | undefined {
     return this.channel.drained();
   }

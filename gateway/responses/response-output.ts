@@ -10,8 +10,8 @@
  *
  * @example
  *   const output = new ResponseOutput({ serverOf: (tool) => 'onchain', events })
- *   output.text('Hello')
- *   output.finish()
+ *   output.append('Hello')
+ *   output.finish('completed')
  *   output.items // [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello', … }], … }]
  */
 import { randomBytes } from 'node:crypto';
@@ -75,11 +75,6 @@ export class ResponseOutput {
   constructor(options: { serverOf: (tool: string) => string; events?: ResponseEvents }) {
     this.serverOf = options.serverOf;
     this.events = options.events ?? NO_EVENTS;
-  }
-
-  /** All answer text, as the Responses API's `output_text` convenience joins it. */
-  get text(): string {
-    return this.items.map((item) => (item.type === 'message' ? item.content.map((p) => p.text).join('') : '')).join('');
   }
 
   /** Visible text of the model, in order. */

@@ -38,7 +38,7 @@ import {
 const PENDING_REASON = /pending|timeout|timed_out/i;
 /** How many pending records one reconcile pass reads. */
 const RECONCILE_BATCH = 100;
-/** The claim's block read may not hold a payment up longer than this (null then: the nonce's state alone decides). */
+/** The claim's block read may not hold a payment up longer than this (then 503 `chain_unavailable`, nothing claimed). */
 const BLOCK_READ_TIMEOUT_MS = 3_000;
 
 type Refuse = (reason: string, message: string) => PaymentInvalid;
@@ -291,7 +291,6 @@ export class X402Payments {
     }
   }
 
-  /** The chain's latest block, or null when the RPC does not answer soon (logged: reconciliation is then weaker). */
   /**
    * The chain's latest block when a payment is claimed: where the search for its settlement starts.
    * Without it a settlement could only be judged by its nonce, which a payer can spend elsewhere, so

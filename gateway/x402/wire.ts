@@ -24,8 +24,6 @@ export const PAYMENT_RESPONSE_HEADER = 'PAYMENT-RESPONSE';
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an 0x address of 40 hex digits');
 const atomicAmount = z.string().regex(/^[1-9][0-9]{0,76}$/, 'a positive whole number of atomic units');
 const uintString = z.string().regex(/^[0-9]{1,78}$/, 'a whole number');
-/** CAIP-2 for EVM chains: `eip155:<chain id>`. */
-export const evmNetwork = z.string().regex(/^eip155:[1-9][0-9]{0,15}$/, 'a CAIP-2 EVM network such as eip155:8453');
 
 /** One way to pay (PaymentRequirements): what the resource server offers and the client picks. */
 export const paymentRequirementsSchema = z.object({

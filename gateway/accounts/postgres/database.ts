@@ -17,8 +17,6 @@ export type Sql = postgres.Sql<{ bigint: number }>;
 
 export interface Database {
   sql: Sql;
-  /** The URL without its password, for messages and logs. */
-  safeUrl: string;
   close(): Promise<void>;
 }
 
@@ -45,7 +43,7 @@ const UNREACHABLE_CODES = new Set([
   '57P03', // cannot_connect_now
 ]);
 
-export function isUnreachable(err: unknown): boolean {
+function isUnreachable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
   return UNREACHABLE_CODES.has(code) || code.startsWith('08'); // class 08: connection exception
@@ -81,7 +79,6 @@ export async function openDatabase(url: string, options: { max?: number } = {}):
   let closed: Promise<void> | undefined;
   return {
     sql,
-    safeUrl,
     close() {
       closed ??= sql.end({ timeout: 5 });
       return closed;

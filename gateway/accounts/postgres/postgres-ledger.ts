@@ -6,11 +6,13 @@
  * changed and written back here, and nothing is cached: the database is the only authority.
  * Invariant, as in the embedded ledger: total_deposited = credits + held + total_spent.
  *
- * Durability: a grant and a settle wait for their commit to reach disk (a batch holding a settle
- * waits once for all of it). A batch of only reserves and releases, and an extend, commit without
+ * Durability: a grant, an extend and a settle wait for their commit to reach disk (a batch holding
+ * a settle waits once for all of it). A batch of only reserves and releases commits without
  * waiting (`synchronous_commit = off`): a crash of PostgreSQL itself may forget the last few of
- * them, which only gives held credits back (what the TTL does anyway), and WAL order means no
- * settle that was acknowledged can outlive its reserve.
+ * them. The settle of a lost reserve finds no hold and charges from a fresh one (charging.ts); a
+ * lost release leaves its hold to the TTL. WAL order means no settle that was
+ * acknowledged can outlive its reserve. An extend waits (migration 9): a lost one would be
+ * settled from the smaller hold, leaving work done uncharged.
  *
  * @example
  *   const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 360_000 })

@@ -123,6 +123,9 @@ describe('embedded ledger on SQLite', () => {
       assert.equal(outcome.status, 'rejected');
       assert.equal(outcome.reason.status, 503);
       assert.equal(outcome.reason.code, 'store_unavailable');
+      // The same shape as cluster mode's store_unavailable.
+      assert.equal(outcome.reason.toBody().error.type, 'server_error');
+      assert.equal(outcome.reason.headers['Retry-After'], '1');
     }
     // The memory copy was dropped: the wallet is what SQLite holds, the holds given back.
     assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });

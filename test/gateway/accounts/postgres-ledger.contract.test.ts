@@ -53,6 +53,42 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
     }
   });
 
+  test('durability: reserves commit without waiting for the disk; extends and settles wait for it', async () => {
+    const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 60_000 });
+    const owner = wallet();
+    await ledger.grant(owner, 10);
+    const hold = await ledger.reserve(owner, 2);
+    const now = Date.now();
+    // The setting each function leaves for its transaction's commit.
+    const commitWaits = (step: (tx: typeof db.sql) => Promise<unknown>) =>
+      db.sql.begin(async (tx) => {
+        await step(tx as unknown as typeof db.sql);
+        const [row] = await tx<Array<{ setting: string }>>`select current_setting('synchronous_commit') as setting`;
+        return row.setting;
+      });
+    const reserveArgs = [['reserve'], [owner], ['res_probe'], ['1']];
+    assert.equal(
+      await commitWaits(
+        (tx) =>
+          tx`select * from ledger_batch(${reserveArgs[0]}::text[], ${reserveArgs[1]}::text[], ${reserveArgs[2]}::text[], ${reserveArgs[3]}::bigint[], ${now}::bigint, ${now + 60_000}::bigint)`,
+      ),
+      'off',
+    );
+    assert.equal(
+      await commitWaits(
+        (tx) => tx`select * from ledger_extend(${owner}, ${hold.id}, ${1}::bigint, ${now}::bigint, ${now + 60_000}::bigint)`,
+      ),
+      'on',
+    );
+    assert.equal(
+      await commitWaits(
+        (tx) =>
+          tx`select * from ledger_batch(${['settle']}::text[], ${[owner]}::text[], ${[hold.id]}::text[], ${['1']}::bigint[], ${now}::bigint, ${now + 60_000}::bigint)`,
+      ),
+      'on',
+    );
+  });
+
   test('two pools (two gateways) reserving 300 × 1 on 100 credits: exactly 100 succeed', async () => {
     const second = await openDatabase(database.url);
     try {

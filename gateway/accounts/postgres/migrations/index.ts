@@ -1,6 +1,7 @@
 /**
- * Every schema change, in order. A migration is applied once, at start, in its own transaction;
- * its number is its version. Never edit one that has shipped: add the next.
+ * Every schema change, in order. A migration is applied once, at start; the pending ones of a
+ * start go in one transaction, so a failing one leaves the schema as it was. Its number is its
+ * version. Never edit one that has shipped (its SQL): add the next.
  */
 import * as ledger from './0001-ledger.js';
 import * as apiKeys from './0002-api-keys.js';
@@ -10,6 +11,7 @@ import * as keptRounds from './0005-kept-rounds.js';
 import * as responses from './0006-responses.js';
 import * as deposits from './0007-deposits.js';
 import * as x402Payments from './0008-x402-payments.js';
+import * as extendWaitsForDisk from './0009-extend-waits-for-disk.js';
 
 export interface Migration {
   version: number;
@@ -26,4 +28,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, ...responses },
   { version: 7, ...deposits },
   { version: 8, ...x402Payments },
+  { version: 9, ...extendWaitsForDisk },
 ];
