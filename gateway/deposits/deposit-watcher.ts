@@ -142,7 +142,12 @@ export class DepositWatcher {
     if (lease) {
       // Standing by is this instance's progress: the holder's own /health tells how the scan goes.
       this.status.standby = !(await lease.holds(chain.chainId));
-      if (this.status.standby) return this.progressed();
+      if (this.status.standby) {
+        // The head alone (one eth_blockNumber): the confirmations this instance's deposit listings
+        // show count from it. A failed read keeps the last one; the holder's scan is not at stake.
+        this.status.head = await reader.head().catch(() => this.status.head);
+        return this.progressed();
+      }
     }
     if (!this.chainChecked) {
       const served = await reader.chainId();

@@ -107,7 +107,9 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
               'deposit not credited: the ledger refused it',
             ),
           progressed(chain, status) {
-            metrics.depositWatcherBlocksBehind.set({ chain }, Math.max(0, (status.head ?? 0) - (status.scannedTo ?? 0)));
+            // A standby scans nothing (its head moves, its scannedTo does not): the holder reports the lag.
+            const behind = status.standby ? 0 : Math.max(0, (status.head ?? 0) - (status.scannedTo ?? 0));
+            metrics.depositWatcherBlocksBehind.set({ chain }, behind);
             metrics.depositWatcherLastProgress.set({ chain }, Math.floor(status.lastProgressAt / 1000));
           },
           // viem's short message names the failure without the request URL (which may hold a provider key).
@@ -149,7 +151,8 @@ function watcherHealth(watchers: DepositWatcher[], stallAfterMs: number, now: nu
       chain_id: chain.chainId,
       head: status.head ?? null,
       scanned_to: status.scannedTo ?? null,
-      blocks_behind: status.head !== undefined && status.scannedTo !== undefined ? Math.max(0, status.head - status.scannedTo) : null,
+      blocks_behind:
+        !status.standby && status.head !== undefined && status.scannedTo !== undefined ? Math.max(0, status.head - status.scannedTo) : null,
       seconds_since_progress: Math.floor((now - status.lastProgressAt) / 1000),
       status: stalled ? 'stalled' : status.standby ? 'standby' : status.scannedTo === undefined ? 'starting' : 'ok',
     };

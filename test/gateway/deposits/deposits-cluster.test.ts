@@ -133,6 +133,12 @@ describe('deposit watchers on every cluster instance', { skip: services.skip }, 
         leased.map((watcher) => watcher.status.standby),
         leased.map((_, i) => i !== holder),
       );
+      // Standbys still know the head, so the deposits they list count their confirmations.
+      const head = await chain.head();
+      assert.deepEqual(
+        leased.map((watcher) => watcher.status.head),
+        leased.map(() => head),
+      );
       assert.equal((await instances[0].ledger.balance(alice)).total_deposited, before + 200);
 
       // The holder shuts down: its lease goes, the next pass of another takes it.

@@ -184,16 +184,22 @@ test('/health: a chain whose watcher has made no progress for stallAfterMs is st
   assert.equal((stalled.fields.deposits as Array<{ status: string }>)[0].status, 'stalled');
 });
 
-test('/health: a chain another instance holds the lease of is on standby and reads nothing; the lease goes when the watchers stop', async () => {
+test('/health: a chain another instance holds the lease of is on standby and reads only the head; the lease goes when the watchers stop', async () => {
   let released = false;
   let reads = 0;
+  let headReads = 0;
   // A failed read would only fail the pass (the watcher retries), so reads are counted, not thrown on.
   const unread = () => {
     reads++;
-    return Promise.reject(new Error('a standby instance reads no chain'));
+    return Promise.reject(new Error('a standby instance scans no chain'));
+  };
+  // The head only: the deposits this instance lists show their confirmations from it.
+  const head = async () => {
+    headReads++;
+    return 1_234;
   };
   const deposits = baseDeposits({
-    reader: { chainId: unread, head: unread, taggedHeight: unread, blockHash: unread, transfersTo: unread },
+    reader: { chainId: unread, head, taggedHeight: unread, blockHash: unread, transfersTo: unread },
     lease: {
       holds: async () => false,
       release: async () => {
@@ -205,8 +211,12 @@ test('/health: a chain another instance holds the lease of is on standby and rea
   await new Promise((resolve) => setTimeout(resolve, 50)); // the first pass
   const health = await deposits.health.health();
   assert.equal(health.degraded, false);
-  assert.equal((health.fields.deposits as Array<{ status: string }>)[0].status, 'standby');
+  const [standby] = health.fields.deposits as Array<{ status: string; head: number | null; blocks_behind: number | null }>;
+  assert.equal(standby.status, 'standby');
+  assert.equal(standby.head, 1_234);
+  assert.equal(standby.blocks_behind, null, 'the holder reports the lag');
   assert.equal(reads, 0);
+  assert.ok(headReads >= 1);
   await deposits.stop();
   assert.equal(released, true);
 });
