@@ -78,23 +78,40 @@ export function assertCallsAnswered(earlier: UpstreamMessage[], input: UpstreamM
 /**
  * This turn's input less what a client echoed from the stored response (`input.push(...response.output)`):
  * its calls and their results are in the stored conversation already (the gateway's own under the
- * upstream's ids, where the echo carries the `mcp_…` item ids), and sent twice the model would see a
- * call again, the second time without its result.
+ * upstream's ids, where the echo carries the `mcp_…` item ids), and so is its text. Sent twice, the
+ * model would see a call again, the second time without its result, and text repeated between a
+ * call and its result.
  */
 export function withoutEchoes(earlier: StoredBody, input: UpstreamMessage[]): UpstreamMessage[] {
   const { calls, results } = callsAndResults(earlier.conversation);
-  const output = Array.isArray(earlier.response.output) ? (earlier.response.output as Array<{ type?: unknown; id?: unknown }>) : [];
+  const output = Array.isArray(earlier.response.output) ? (earlier.response.output as OutputItemShape[]) : [];
+  /** The output's message texts, each echo removing one. */
+  const texts: string[] = [];
   for (const item of output) {
     if (item.type === 'mcp_call' && typeof item.id === 'string') {
       calls.add(item.id);
       results.add(item.id);
     }
+    if (item.type === 'message' && Array.isArray(item.content))
+      texts.push(item.content.map((part) => (typeof part.text === 'string' ? part.text : '')).join(''));
   }
   return input.filter((m) => {
     if (m.role === 'assistant' && m.tool_calls?.length) return !m.tool_calls.every((call) => calls.has(call.id));
+    if (m.role === 'assistant') {
+      const echoed = texts.indexOf(m.content ?? '');
+      if (echoed !== -1) texts.splice(echoed, 1);
+      return echoed === -1;
+    }
     if (m.role === 'tool') return !results.has(m.tool_call_id);
     return true;
   });
+}
+
+/** What withoutEchoes reads of a stored output item (stored as JSON: nothing is assumed). */
+interface OutputItemShape {
+  type?: unknown;
+  id?: unknown;
+  content?: Array<{ text?: unknown }>;
 }
 
 /** The ids of a conversation's tool calls, and of the calls that have their result. */

@@ -612,3 +612,41 @@ test('previous_response_id with the earlier output items echoed in input: each c
     ],
   );
 });
+
+test('previous_response_id with echoed output that holds text before the calls: the text reaches the model once', async () => {
+  const { client } = await fundedClient();
+  upstream.script(
+    {
+      text: 'Let me check.',
+      toolCalls: [
+        { id: 'call_gateway3', name: 'echo', arguments: '{"text":"Rome"}' },
+        { id: 'call_client03', name: 'get_weather', arguments: '{"city":"Rome"}' },
+      ],
+    },
+    { text: 'Sun in Rome.' },
+  );
+  const first = await client.responses.create({ model: 'conductor', input: 'Weather in Rome?', tools: [weather] });
+  assert.equal(first.output[0].type, 'message');
+  const call = first.output.find((item) => item.type === 'function_call');
+  assert.ok(call?.type === 'function_call');
+  const second = await client.responses.create({
+    model: 'conductor',
+    previous_response_id: first.id,
+    tools: [weather],
+    input: [
+      ...(first.output as unknown as OpenAI.Responses.ResponseInputItem[]),
+      { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sun"}' },
+    ],
+  });
+  assert.equal(second.output_text, 'Sun in Rome.');
+  const seen = upstream.requests[1].body.messages.slice(1);
+  assert.deepEqual(
+    seen.map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
+    [
+      ['user', 'Weather in Rome?', undefined],
+      ['assistant', 'Let me check.', 2],
+      ['tool', 'call_gateway3', undefined],
+      ['tool', call.call_id, undefined],
+    ],
+  );
+});
