@@ -11,6 +11,12 @@ export function errorHandler() {
     try {
       await next();
     } catch (thrown) {
+      if (isAbortedUpload(thrown)) {
+        // The client left while sending its body: nobody to answer; 499 for the request log.
+        ctx.status = 499;
+        ctx.respond = false;
+        return;
+      }
       const err = fromHttpError(thrown) ?? toGatewayError(thrown);
       ctx.state.error = err;
       if (ctx.headerSent || !ctx.writable) return; // a stream already began: the SSE writer reports in-band
@@ -25,6 +31,11 @@ export function errorHandler() {
 function bodyFor(ctx: Context, err: GatewayError): unknown {
   const shape = ctx.state.errorBody;
   return shape ? shape(err) : err.toBody();
+}
+
+/** raw-body's error (under koa-body) when the request closed before its body was all read. */
+function isAbortedUpload(thrown: unknown): boolean {
+  return typeof thrown === 'object' && thrown !== null && (thrown as { type?: unknown }).type === 'request.aborted';
 }
 
 function fromHttpError(thrown: unknown): GatewayError | undefined {

@@ -221,6 +221,31 @@ test('anything unexpected → 500 with a generic message; the detail is only in 
   assert.match(err.details, /^Error: store exploded while holding sy_\[redacted\]\n    at /);
 });
 
+test('a client that leaves halfway through sending its body: logged as 499, no internal error', async () => {
+  const { port } = new URL(gateway.url);
+  const socket = connect(Number(port), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const headers = Object.entries({
+    ...walletHeaders(),
+    'content-type': 'application/json',
+    'content-length': '1000',
+    'x-request-id': 'gone-1',
+  })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.write(`POST ${CHAT} HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}\r\n{"model":"conductor",`);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  socket.destroy();
+  let line: Record<string, unknown> | undefined;
+  for (let i = 0; i < 100 && !line; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    line = gateway.logs.find((l) => l.reqId === 'gone-1');
+  }
+  assert.equal(line?.status, 499);
+  assert.equal(line?.level, 30, 'not an error of ours');
+  assert.equal(line?.error, undefined);
+});
+
 // The 503 of a gateway that cannot serve (its store fails) is in accounts/store-health.test.ts.
 test('/health: 200 degraded when a part is degraded, with the store reported up', async (t) => {
   const original = gateway.tools.health;
