@@ -138,7 +138,8 @@ interface ChatRun {
   /** The first upstream call answered 2xx (see ChatSink.accepted). */
   accepted: boolean;
   /** The upstream call under way, billed from what it produced if the chat fails during it. */
-  inFlight?: { assembler: StreamAssembler; promptTokens: number };
+  /** The upstream call under way; `answered` once its status line came back (the prompt was taken). */
+  inFlight?: { assembler: StreamAssembler; promptTokens: number; answered: boolean };
 }
 
 /** The most a single upstream call may write, whatever the client or model allow. */
@@ -263,7 +264,8 @@ export class ChatOrchestrator {
     chat.answer.newCall();
     const reasoningFirst = sink.live === false || this.reasoningInPrompt.has(modelId);
     const assembler = new StreamAssembler(chat.answer.push, { modelId, reasoningFirst });
-    chat.inFlight = { assembler, promptTokens: call.promptTokens };
+    const inFlight = { assembler, promptTokens: call.promptTokens, answered: false };
+    chat.inFlight = inFlight;
     const { tools } = chat;
     let sawDone = false;
     await chat.client.streamChat(
@@ -282,12 +284,12 @@ export class ChatOrchestrator {
         // Accepted once the first upstream call answered 2xx: until then every refusal (402,
         // 503, the upstream's own 4xx) is still a plain HTTP error, and after it the stream's
         // keep-alives cover however long the model thinks or the tools run.
-        onResponse: chat.accepted
-          ? undefined
-          : () => {
-              chat.accepted = true;
-              sink.accepted();
-            },
+        onResponse: () => {
+          inFlight.answered = true;
+          if (chat.accepted) return;
+          chat.accepted = true;
+          sink.accepted();
+        },
       },
     );
     // Neither a finish_reason nor [DONE]: the stream broke off (Ollama ends it so on an error).
@@ -397,7 +399,9 @@ export class ChatOrchestrator {
   private async settleAfterFailure(chat: ChatRun, cancelled: boolean): Promise<void> {
     const modelId = chat.plan.model.id;
     const { inFlight } = chat;
-    const consumed = chat.tally.consumedWith(inFlight?.assembler.abandon(), inFlight?.promptTokens ?? 0, cancelled);
+    const partial = inFlight?.assembler.abandon();
+    // A call the upstream never answered (cancelled while connecting or waiting to retry) took no prompt.
+    const consumed = chat.tally.consumedWith(inFlight?.answered ? partial : undefined, inFlight?.promptTokens ?? 0, cancelled);
     try {
       if (consumed.prompt_tokens + consumed.completion_tokens === 0) await chat.billing.release();
       else {

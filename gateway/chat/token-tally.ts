@@ -55,8 +55,8 @@ export class TokenTally {
 
   /**
    * What the upstream did by the time a call failed or was cut off: the finished calls plus, when
-   * the cut-off call had produced something (or the client cancelled it, after the prompt was
-   * read), that call's prompt and output.
+   * the cut-off call had produced something (or the client cancelled it), that call's prompt and
+   * output. `partial` is that call, only if the upstream answered it (the caller knows).
    */
   consumedWith(partial: AssembledRound | undefined, promptTokens: number, cancelled: boolean): TokenCounts {
     const consumed = { ...this.usage };

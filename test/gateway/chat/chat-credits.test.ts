@@ -183,6 +183,34 @@ test('a cancelled stream settles what was consumed and holds nothing afterwards'
   assert.ok(balance.total_spent >= 4 && balance.total_spent <= 6, `charged ${balance.total_spent}`);
 });
 
+test('a client that cancels before the next upstream call has answered pays only for the calls that answered', async () => {
+  const { wallet, key } = await fundedWallet(20);
+  upstream.script(
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 2500, completion_tokens: 500 } },
+    { text: 'Never seen.', delayMs: 5_000 },
+  );
+  const controller = new AbortController();
+  const res = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: authHeaders(key, wallet),
+    body: JSON.stringify({ ...ask, stream: true }),
+    signal: controller.signal,
+  });
+  assert.equal(res.status, 200);
+  // The second call has reached the upstream, which has not answered it yet.
+  for (let i = 0; i < 200 && upstream.requests.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(upstream.requests.length, 2);
+  controller.abort();
+  await upstream.abortedRequest();
+  let balance = await gateway.ledger.balance(wallet);
+  for (let i = 0; i < 100 && balance.credits + balance.total_spent !== 20; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    balance = await gateway.ledger.balance(wallet);
+  }
+  // The first call alone: 2500 + 2 × 500 = 3500 tokens → 4 credits; the unanswered call adds nothing.
+  assert.deepEqual(balance, { address: wallet, credits: 16, total_deposited: 20, total_spent: 4 });
+});
+
 test('a streamed chat with credits on: the finish chunk carries credits {charged, remaining}, equal to the ledger', async () => {
   const { wallet, key } = await fundedWallet(50);
   upstream.script(
