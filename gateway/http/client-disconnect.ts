@@ -22,8 +22,10 @@ export async function answerUnlessClientLeaves(ctx: Context, answer: (abort: Cha
     await answer(abort);
   } catch (err) {
     if (!(err instanceof ClientCancelled)) throw err;
-    // Nobody is listening: 499 for the request log, nothing sent.
-    ctx.status = 499;
+    // Nobody is listening: 499 for the request log and metrics, nothing sent. After a stream's
+    // headers went out Koa ignores a new status, so the response's own is set.
+    if (ctx.headerSent) ctx.res.statusCode = 499;
+    else ctx.status = 499;
     ctx.respond = false;
     if (!ctx.res.destroyed) ctx.res.destroy();
   } finally {

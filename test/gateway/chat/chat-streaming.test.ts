@@ -247,6 +247,31 @@ test('a non-streaming client that disconnects aborts the upstream call too', asy
   await waitFor('the request log line', () => gateway.logs.some((l) => l.status === 499), 5000);
 });
 
+test('a streaming client that disconnects mid-answer is logged as 499, once', async () => {
+  upstream.script({ text: ['Started', ' never finished'], holdLast: true });
+  const controller = new AbortController();
+  const res = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...authHeaders(key), 'x-request-id': 'stream-gone-1' },
+    body: JSON.stringify({ ...ask, tool_choice: 'none', stream: true }),
+    signal: controller.signal,
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!text.includes('Started')) text += new TextDecoder().decode((await reader.read()).value);
+  await upstream.held();
+  controller.abort();
+  await upstream.abortedRequest();
+  upstream.release();
+  await waitFor('the request log line', () => gateway.logs.some((l) => l.reqId === 'stream-gone-1' && l.msg === 'request'), 5000);
+  const lines = gateway.logs.filter((l) => l.reqId === 'stream-gone-1' && l.msg === 'request');
+  assert.deepEqual(
+    lines.map((l) => l.status),
+    [499],
+  );
+});
+
 const cudaError = { object: 'error', message: 'CUDA out of memory', type: 'InternalServerError', code: 500 };
 const cudaMessage = 'The upstream for model "svc-32b-conductor" failed: it sent an error in the stream: CUDA out of memory.';
 
