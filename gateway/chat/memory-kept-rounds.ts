@@ -5,14 +5,11 @@
  * everything is lost at restart.
  *
  * @example
- *   const store = new MemoryKeptRounds({ maxEntries: 10_000 })
+ *   const store = new MemoryKeptRounds({ maxEntries: 10_000, maxChars: config.chat.keptRoundsMaxChars })
  *   await store.put('k', '[]', 3_600_000)
  *   await store.getMany(['k']) // ['[]']
  */
 import type { KeptRoundsStore } from './kept-rounds.js';
-
-/** 64 Mi characters (about 128 MiB as JS strings) unless told otherwise (`chat.keptRoundsMaxChars`). */
-const DEFAULT_MAX_CHARS = 64 * 1024 * 1024;
 
 export class MemoryKeptRounds implements KeptRoundsStore {
   /** Map order is recency order: the first entry is the least recently used. */
@@ -21,9 +18,9 @@ export class MemoryKeptRounds implements KeptRoundsStore {
   private readonly maxChars: number;
   private chars = 0;
 
-  constructor(options: { maxEntries: number; maxChars?: number }) {
+  constructor(options: { maxEntries: number; maxChars: number }) {
     this.maxEntries = options.maxEntries;
-    this.maxChars = options.maxChars ?? DEFAULT_MAX_CHARS;
+    this.maxChars = options.maxChars;
   }
 
   async put(key: string, value: string, ttlMs: number): Promise<void> {
