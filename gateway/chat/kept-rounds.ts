@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import type { UpstreamMessage } from './chat-types.js';
+import { assistantMessageSchema, toolMessageSchema } from './stored-messages.js';
 
 /**
  * Where kept rounds live: memory (embedded mode), Redis (cluster mode) or PostgreSQL (DATABASE_URL
@@ -31,19 +32,8 @@ export interface KeptRoundsStore {
   getMany(keys: string[]): Promise<Array<string | undefined>>;
 }
 
-const toolCall = z.object({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string() }),
-});
-
-/** What comes back from a store is checked like any other input before the model sees it. */
-const keptMessages = z.array(
-  z.union([
-    z.object({ role: z.literal('assistant'), content: z.string().nullable(), tool_calls: z.array(toolCall).optional() }),
-    z.object({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string() }),
-  ]),
-);
+/** A kept round is the model's turn and the results of its calls: nothing else may come back. */
+const keptMessages = z.array(z.union([assistantMessageSchema, toolMessageSchema]));
 
 export class KeptRounds {
   constructor(

@@ -13,22 +13,11 @@ import { InvalidRequest, NotFound } from '../errors.js';
 import type { ResponseStore } from '../accounts/response-store.js';
 import type { UpstreamMessage } from '../chat/chat-types.js';
 import { unpairedTool } from '../chat/tool-pairing.js';
-
-const toolCall = z.object({
-  id: z.string(),
-  type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string() }),
-});
-
-const upstreamMessage = z.union([
-  z.object({ role: z.enum(['system', 'user']), content: z.string() }),
-  z.object({ role: z.literal('assistant'), content: z.string().nullable(), tool_calls: z.array(toolCall).optional() }),
-  z.object({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string() }),
-]);
+import { upstreamMessageSchema } from '../chat/stored-messages.js';
 
 const storedBody = z.object({
   response: z.record(z.string(), z.unknown()),
-  conversation: z.array(upstreamMessage),
+  conversation: z.array(upstreamMessageSchema),
 });
 
 export type StoredBody = z.infer<typeof storedBody>;
