@@ -36,6 +36,8 @@ export interface X402PaymentRecord {
 }
 
 export interface X402PaymentRecords {
+  /** The record of payment `id`, if one is kept. */
+  find(id: string): Promise<X402PaymentRecord | undefined>;
   /** Record `record` as pending, unless its id is already recorded: then the stored record, unchanged. */
   claim(record: Omit<X402PaymentRecord, 'state' | 'transaction'>): Promise<X402PaymentRecord | undefined>;
   /** Mark it credited (the ledger holds the credit under the same id). */
@@ -96,6 +98,10 @@ export async function openSqliteX402PaymentRecords(db: SqliteConnection): Promis
   let seq = Date.now() * 1000;
   const byId = async (id: string) => (await db.all<X402PaymentRow>('SELECT * FROM x402_payments WHERE id = ?', [id]))[0];
   return {
+    async find(id) {
+      const row = await byId(id);
+      return row ? recordFromRow(row) : undefined;
+    },
     async claim(record) {
       // Insert-or-keep, then read back: the row is ours when it carries this attempt's seq. (A
       // read, then an insert, would let two requests with one payment both miss and one fail.)

@@ -43,6 +43,11 @@ const BLOCK_READ_TIMEOUT_MS = 3_000;
 
 type Refuse = (reason: string, message: string) => PaymentInvalid;
 
+/** A payment's record id: one authorization nonce per network. */
+function paymentId(network: string, nonce: string): string {
+  return `${network}:${nonce.toLowerCase()}`;
+}
+
 function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);
 }
@@ -109,18 +114,24 @@ export class X402Payments {
     if (!parsed.success)
       throw refuse('invalid_payload', `PAYMENT-SIGNATURE is not an x402 v2 exact EVM payment: ${zodIssue(parsed.error).message}`);
     const payload = parsed.data;
+    const { authorization } = payload.payload;
+    const signature = payload.payload.signature.toLowerCase();
+    // A payment sent again is known by its record before anything is judged anew: its window may
+    // have closed or the chain be unreachable since, yet a credited one is still a replay, and a
+    // pending one is still decided from the chain.
+    const known = await this.deps.records.find(paymentId(payload.accepted.network, authorization.nonce));
+    if (known) return { settled: await this.again(known, wallet, signature, refuse), outcome: 'replayed' };
     const match = this.offers.match(payload, wallet, nowSeconds());
     if (!match.asset) throw refuse(match.reason, match.message);
-    const { authorization } = payload.payload;
     const fromBlock = await this.claimBlock(match.asset);
     const record: X402PaymentRecord = {
-      id: `${match.asset.network}:${authorization.nonce.toLowerCase()}`,
+      id: paymentId(match.asset.network, authorization.nonce),
       wallet,
       network: match.asset.network,
       asset: match.asset.address.toLowerCase(),
       amount: BigInt(authorization.value),
       nonce: authorization.nonce.toLowerCase(),
-      signature: payload.payload.signature.toLowerCase(),
+      signature,
       validBefore: Number(authorization.validBefore),
       fromBlock,
       payTo: this.deps.config.payTo.toLowerCase(),
@@ -129,7 +140,7 @@ export class X402Payments {
       transaction: null,
     };
     const earlier = await this.deps.records.claim(record);
-    if (earlier) return { settled: await this.again(earlier, record.signature, refuse), outcome: 'replayed' };
+    if (earlier) return { settled: await this.again(earlier, wallet, signature, refuse), outcome: 'replayed' };
     return { settled: await this.verifyAndSettle(payload, match.requirements, record, refuse), outcome: 'credited' };
   }
 
@@ -207,16 +218,17 @@ export class X402Payments {
     const state = await this.reconcileOne(record).catch(() => 'unconfirmed' as const);
     if (state === 'paid') return settledResponse(record);
     if (state === 'unconfirmed') throw new PaymentPending(this.retryAfterSeconds());
-    // Unused (spent otherwise and expired are forgotten already): the claim goes, so the same payment
-    // can be sent again; a retry of it finds the transfer should the failed attempt land after all.
-    if (state === 'unused') await this.deps.records.forget(record.id);
+    // Unused (spent otherwise and expired are forgotten already): the record stays pending until the
+    // authorization expires, so a transaction of the failed attempt that lands after all is still
+    // credited by the reconciler, searched for from this claim's block. The client signs anew.
     throw refuse(settlement.errorReason ?? 'settlement_failed', settlement.errorMessage ?? 'the facilitator could not settle the payment');
   }
 
   /** The same payment id again: a replay of a credited payment credits nothing; a pending one is reconciled now. */
-  private async again(earlier: X402PaymentRecord, signature: string, refuse: Refuse): Promise<SettleResponse> {
+  private async again(earlier: X402PaymentRecord, wallet: string, signature: string, refuse: Refuse): Promise<SettleResponse> {
     const reused = () => refuse('nonce_already_used', 'this authorization nonce was already used by another payment; sign a new one');
-    if (earlier.signature !== signature) throw reused();
+    // The same signature is the same authorization, so the same payer; the wallet is checked all the same.
+    if (earlier.signature !== signature || earlier.wallet !== wallet) throw reused();
     if (earlier.state === 'credited') return settledResponse(earlier);
     const state = await this.reconcileOne(earlier).catch(() => 'unconfirmed' as const);
     if (state === 'paid') return settledResponse(earlier);

@@ -18,6 +18,11 @@ export class PostgresX402PaymentRecords implements X402PaymentRecords {
     );
   }
 
+  async find(id: string): Promise<X402PaymentRecord | undefined> {
+    const rows = await guarded(() => this.sql<X402PaymentRow[]>`select ${this.columns} from x402_payments where id = ${id}`);
+    return rows[0] ? recordFromRow(rows[0]) : undefined;
+  }
+
   async claim(record: Omit<X402PaymentRecord, 'state' | 'transaction'>): Promise<X402PaymentRecord | undefined> {
     return guarded(async () => {
       const inserted = await this.sql`

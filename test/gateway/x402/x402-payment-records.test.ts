@@ -59,6 +59,16 @@ function recordsContract(name: string, open: () => Promise<X402PaymentRecords>):
     assert.equal((await records.claim(a))?.transaction, '0xabc');
   });
 
+  test(`${name}: find answers the kept record of an id, and nothing once it is forgotten`, async () => {
+    const records = await open();
+    const p = payment();
+    assert.equal(await records.find(p.id), undefined);
+    await records.claim(p);
+    assert.deepEqual(await records.find(p.id), { ...p, state: 'pending', transaction: null });
+    await records.forget(p.id);
+    assert.equal(await records.find(p.id), undefined);
+  });
+
   test(`${name}: a forgotten pending payment can be claimed afresh`, async () => {
     const records = await open();
     const p = payment();

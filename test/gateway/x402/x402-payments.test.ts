@@ -486,7 +486,7 @@ test('a payment never stands in for the API key, and a recorded nonce signed ane
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
 });
 
-test('a settlement the facilitator reports failed, which the chain confirms, is 402 with its reason and can be paid again', async () => {
+test('a settlement the facilitator reports failed, which the chain confirms, is 402 with its reason; a payment signed anew settles', async () => {
   const payer = await fundedPayer();
   const header = await signedPaymentHeader(payer);
   facilitator.failSettle = true;
@@ -499,7 +499,32 @@ test('a settlement the facilitator reports failed, which the chain confirms, is 
   } finally {
     facilitator.failSettle = false;
   }
-  assert.equal((await sendPaid(payer, header)).status, 200, 'the claim was dropped: the same payment settles now');
+  // Its record stays pending until the authorization expires (it could still land): sent again, it waits.
+  const again = await sendPaid(payer, header);
+  assert.equal(again.status, 503);
+  assert.equal(errorOf(again).code, 'payment_pending');
+  assert.equal((await sendPaid(payer, await signedPaymentHeader(payer))).status, 200, 'a new authorization settles');
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+});
+
+test('a settlement reported failed whose transaction lands after all is credited by the reconciler, once', async () => {
+  const payer = await fundedPayer();
+  const header = await signedPaymentHeader(payer);
+  facilitator.failSettleButLand = true;
+  try {
+    const failed = await sendPaid(payer, header);
+    assert.equal(failed.status, 402);
+    assert.match(errorOf(failed).message, /\(transaction_failed\)/);
+    await facilitator.idle(); // the transaction lands
+  } finally {
+    facilitator.failSettleButLand = false;
+  }
+  const { authorization } = decode(header).payload as { authorization: Record<string, string> };
+  assert.equal(await authorizationUsed(payer.account.address, authorization.nonce as Hex), true);
+  await eventually(async () => (await gateway.ledger.balance(payer.wallet)).total_deposited === Number(TOP_UP));
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+  // Sent again now, it is a replay of a credited payment: served, nothing more credited.
+  assert.equal((await sendPaid(payer, header)).status, 200);
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
 });
 
