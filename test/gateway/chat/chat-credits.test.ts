@@ -33,6 +33,28 @@ async function fundedWallet(credits: number): Promise<{ wallet: string; key: str
 
 const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Plan something.' }] };
 
+/** A streamed chat the test can cancel: the response, and the controller that aborts it. */
+async function cancellableStream(wallet: string, key: string): Promise<{ res: Response; controller: AbortController }> {
+  const controller = new AbortController();
+  const res = await fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: authHeaders(key, wallet),
+    body: JSON.stringify({ ...ask, stream: true }),
+    signal: controller.signal,
+  });
+  return { res, controller };
+}
+
+/** The wallet's balance once nothing is held any more (the settle of a cancelled chat runs after the cancel). */
+async function balanceOnceSettled(wallet: string, deposited: number) {
+  let balance = await gateway.ledger.balance(wallet);
+  for (let i = 0; i < 100 && balance.credits + balance.total_spent !== deposited; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    balance = await gateway.ledger.balance(wallet);
+  }
+  return balance;
+}
+
 test('the charge is exactly max(1, ceil((prompt + 2 × completion) / 1000)) over every call, with credit headers', async () => {
   const { wallet, key } = await fundedWallet(100);
   upstream.script(
@@ -159,13 +181,7 @@ test('a cancelled stream settles what was consumed and holds nothing afterwards'
     { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 2500, completion_tokens: 500 } },
     { text: ['Partial', ' never sent'], holdLast: true },
   );
-  const controller = new AbortController();
-  const res = await fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: authHeaders(key, wallet),
-    body: JSON.stringify({ ...ask, stream: true }),
-    signal: controller.signal,
-  });
+  const { res, controller } = await cancellableStream(wallet, key);
   const reader = res.body!.getReader();
   let text = '';
   while (!text.includes('Partial')) text += new TextDecoder().decode((await reader.read()).value);
@@ -174,11 +190,7 @@ test('a cancelled stream settles what was consumed and holds nothing afterwards'
   await upstream.abortedRequest();
   upstream.release();
   // First call: 2500 + 2 × 500 = 3500 tokens; the cut-off call adds its estimated prompt and output.
-  let balance = await gateway.ledger.balance(wallet);
-  for (let i = 0; i < 100 && balance.credits + balance.total_spent !== 20; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    balance = await gateway.ledger.balance(wallet);
-  }
+  const balance = await balanceOnceSettled(wallet, 20);
   assert.equal(balance.credits + balance.total_spent, 20, 'nothing is left on hold');
   assert.ok(balance.total_spent >= 4 && balance.total_spent <= 6, `charged ${balance.total_spent}`);
 });
@@ -189,24 +201,14 @@ test('a client that cancels before the next upstream call has answered pays only
     { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 2500, completion_tokens: 500 } },
     { text: 'Never seen.', delayMs: 5_000 },
   );
-  const controller = new AbortController();
-  const res = await fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: authHeaders(key, wallet),
-    body: JSON.stringify({ ...ask, stream: true }),
-    signal: controller.signal,
-  });
+  const { res, controller } = await cancellableStream(wallet, key);
   assert.equal(res.status, 200);
   // The second call has reached the upstream, which has not answered it yet.
   for (let i = 0; i < 200 && upstream.requests.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
   assert.equal(upstream.requests.length, 2);
   controller.abort();
   await upstream.abortedRequest();
-  let balance = await gateway.ledger.balance(wallet);
-  for (let i = 0; i < 100 && balance.credits + balance.total_spent !== 20; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    balance = await gateway.ledger.balance(wallet);
-  }
+  const balance = await balanceOnceSettled(wallet, 20);
   // The first call alone: 2500 + 2 × 500 = 3500 tokens → 4 credits; the unanswered call adds nothing.
   assert.deepEqual(balance, { address: wallet, credits: 16, total_deposited: 20, total_spent: 4 });
 });

@@ -576,77 +576,62 @@ test('a response the store cannot keep (over the per-wallet byte quota) says sto
   }
 });
 
-test('previous_response_id with the earlier output items echoed in input: each call reaches the model once, with its result', async () => {
+/**
+ * The pattern of OpenAI's function-calling guide (input.push(...response.output)), plus
+ * previous_response_id: a first response that ran a gateway tool and handed out a client call
+ * (`text` before them, if any), continued with every output item echoed and the call's output.
+ * Answers what the model saw on the second call, after its system message.
+ */
+async function echoedContinuation(city: string, text?: string) {
   const { client } = await fundedClient();
+  const id = city.toLowerCase();
   upstream.script(
     {
+      ...(text ? { text } : {}),
       toolCalls: [
-        { id: 'call_gateway2', name: 'echo', arguments: '{"text":"Oslo"}' },
-        { id: 'call_client02', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+        { id: `call_gw_${id}`, name: 'echo', arguments: JSON.stringify({ text: city }) },
+        { id: `call_cl_${id}`, name: 'get_weather', arguments: JSON.stringify({ city }) },
       ],
     },
-    { text: 'Snow in Oslo.' },
+    { text: `Fine in ${city}.` },
   );
-  const first = await client.responses.create({ model: 'conductor', input: 'Weather in Oslo?', tools: [weather] });
+  const first = await client.responses.create({ model: 'conductor', input: `Weather in ${city}?`, tools: [weather] });
   const call = first.output.find((item) => item.type === 'function_call');
   assert.ok(call?.type === 'function_call');
-  // The pattern of OpenAI's function-calling guide (input.push(...response.output)), plus previous_response_id.
   const second = await client.responses.create({
     model: 'conductor',
     previous_response_id: first.id,
     tools: [weather],
     input: [
       ...(first.output as unknown as OpenAI.Responses.ResponseInputItem[]),
-      { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"snow"}' },
+      { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"clear"}' },
     ],
   });
-  assert.equal(second.output_text, 'Snow in Oslo.');
+  assert.equal(second.output_text, `Fine in ${city}.`);
   const seen = upstream.requests[1].body.messages.slice(1);
-  assert.deepEqual(
-    seen.map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
-    [
-      ['user', 'Weather in Oslo?', undefined],
-      ['assistant', null, 2],
-      ['tool', 'call_gateway2', undefined],
-      ['tool', call.call_id, undefined],
-    ],
-  );
+  return {
+    seen: seen.map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
+    clientCall: call.call_id,
+    gatewayCall: `call_gw_${id}`,
+  };
+}
+
+test('previous_response_id with the earlier output items echoed in input: each call reaches the model once, with its result', async () => {
+  const { seen, clientCall, gatewayCall } = await echoedContinuation('Oslo');
+  assert.deepEqual(seen, [
+    ['user', 'Weather in Oslo?', undefined],
+    ['assistant', null, 2],
+    ['tool', gatewayCall, undefined],
+    ['tool', clientCall, undefined],
+  ]);
 });
 
 test('previous_response_id with echoed output that holds text before the calls: the text reaches the model once', async () => {
-  const { client } = await fundedClient();
-  upstream.script(
-    {
-      text: 'Let me check.',
-      toolCalls: [
-        { id: 'call_gateway3', name: 'echo', arguments: '{"text":"Rome"}' },
-        { id: 'call_client03', name: 'get_weather', arguments: '{"city":"Rome"}' },
-      ],
-    },
-    { text: 'Sun in Rome.' },
-  );
-  const first = await client.responses.create({ model: 'conductor', input: 'Weather in Rome?', tools: [weather] });
-  assert.equal(first.output[0].type, 'message');
-  const call = first.output.find((item) => item.type === 'function_call');
-  assert.ok(call?.type === 'function_call');
-  const second = await client.responses.create({
-    model: 'conductor',
-    previous_response_id: first.id,
-    tools: [weather],
-    input: [
-      ...(first.output as unknown as OpenAI.Responses.ResponseInputItem[]),
-      { type: 'function_call_output', call_id: call.call_id, output: '{"sky":"sun"}' },
-    ],
-  });
-  assert.equal(second.output_text, 'Sun in Rome.');
-  const seen = upstream.requests[1].body.messages.slice(1);
-  assert.deepEqual(
-    seen.map((m) => [m.role, m.tool_call_id ?? m.content, m.tool_calls?.length]),
-    [
-      ['user', 'Weather in Rome?', undefined],
-      ['assistant', 'Let me check.', 2],
-      ['tool', 'call_gateway3', undefined],
-      ['tool', call.call_id, undefined],
-    ],
-  );
+  const { seen, clientCall, gatewayCall } = await echoedContinuation('Rome', 'Let me check.');
+  assert.deepEqual(seen, [
+    ['user', 'Weather in Rome?', undefined],
+    ['assistant', 'Let me check.', 2],
+    ['tool', gatewayCall, undefined],
+    ['tool', clientCall, undefined],
+  ]);
 });
