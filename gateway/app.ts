@@ -76,7 +76,9 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps): Koa {
   const { config } = deps;
-  const app = new Koa({ proxy: config.server.trustProxy });
+  // Behind one proxy the client's address is the last X-Forwarded-For entry, the one that proxy
+  // added: the entries before it are whatever the client sent (Koa takes the first unless told).
+  const app = new Koa({ proxy: config.server.trustProxy, maxIpsCount: 1 });
   app.silent = true; // errors are logged by our request logger, not Koa's default stderr dump
 
   const primaryModel = config.models[0].id;
@@ -123,10 +125,13 @@ export function createApp(deps: AppDeps): Koa {
     health: deps.upstreams.health,
     tools: deps.tools,
     charger,
-    keptRounds: new KeptRounds(deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries, maxChars: config.chat.keptRoundsMaxChars }), {
-      ttlMs: config.chat.keptRoundsTtlMs,
-      logger: deps.logger,
-    }),
+    keptRounds: new KeptRounds(
+      deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries, maxChars: config.chat.keptRoundsMaxChars }),
+      {
+        ttlMs: config.chat.keptRoundsTtlMs,
+        logger: deps.logger,
+      },
+    ),
   });
   // Pay on 402 only where credits are spent, after auth (a payment tops up a known wallet, it is no key); /mcp offers none.
   const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;

@@ -34,6 +34,29 @@ test('per-IP budget: over it → 429 rate_limited with Retry-After, before the w
   assert.equal(line?.code, 'rate_limited');
 });
 
+test('behind a proxy (trustProxy) the per-IP budget keys on the address the proxy added, not on what the client wrote before it', async () => {
+  const gateway = await startTestGateway({
+    config: (json) => {
+      json.server = { ...(json.server as object), trustProxy: true };
+      json.limits = { perIp: { points: 2, durationSec: 60 } };
+    },
+  });
+  gateways.push(gateway);
+  // One client inventing a new first entry each time: the proxy appends its real address last.
+  const spoofed = (i: number) => ({ ...walletHeaders(), 'x-forwarded-for': `10.0.0.${i}, 203.0.113.9` });
+  assert.equal((await fetch(`${gateway.url}/v1/models`, { headers: spoofed(1) })).status, 200);
+  assert.equal((await fetch(`${gateway.url}/v1/models`, { headers: spoofed(2) })).status, 200);
+  await expectRateLimited(
+    await fetch(`${gateway.url}/v1/models`, { headers: spoofed(3) }),
+    'Rate limit exceeded for this IP address: 2 requests per 60 s.',
+  );
+  // Another client behind the same proxy has its own budget.
+  assert.equal(
+    (await fetch(`${gateway.url}/v1/models`, { headers: { ...walletHeaders(), 'x-forwarded-for': '198.51.100.7' } })).status,
+    200,
+  );
+});
+
 test('per-wallet budget: one wallet over it → 429; another wallet is unaffected', async () => {
   const gateway = await startTestGateway({
     config: (json) => {
