@@ -1,10 +1,13 @@
 /**
- * Runs a long answer (a chat completion, a response) so that a client who goes away aborts it at
- * once: the upstream call and the running tool calls stop, and the request is logged as 499
- * (client closed request) with nothing more sent.
+ * A client that goes away stops the work done for it at once: a long answer (a chat completion, a
+ * response) through `answerUnlessClientLeaves`, which also logs the request as 499 (client closed
+ * request) with nothing more sent; a tool call through `clientGoneSignal`. Either notices a client
+ * that already left during an earlier step (a payment, a slot, the body): its 'close' has fired
+ * and will not fire again.
  *
  * @example
  *   await answerUnlessClientLeaves(ctx, (abort) => orchestrator.run(plan, sink, abort))
+ *   await tools.callTool(name, args, { signal: clientGoneSignal(ctx) })
  */
 import type { Context } from 'koa';
 import { ChatAbort } from '../chat/chat-abort.js';
@@ -16,8 +19,7 @@ export async function answerUnlessClientLeaves(ctx: Context, answer: (abort: Cha
     if (!ctx.res.writableFinished) abort.abort(new ClientCancelled());
   };
   ctx.res.once('close', onClose);
-  // Gone already, during a step before this one (a payment, a slot): 'close' will not fire again.
-  if (ctx.res.destroyed) onClose();
+  if (ctx.res.destroyed) onClose(); // gone already
   try {
     await answer(abort);
   } catch (err) {
@@ -31,4 +33,16 @@ export async function answerUnlessClientLeaves(ctx: Context, answer: (abort: Cha
   } finally {
     ctx.res.off('close', onClose);
   }
+}
+
+/** Aborted when the client goes away before its answer is written (or has already). */
+export function clientGoneSignal(ctx: Context): AbortSignal {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) gone.abort(new Error('client disconnected'));
+  };
+  // The request's own listener: it lives no longer than the request.
+  ctx.res.once('close', onClose);
+  if (ctx.res.destroyed) onClose(); // gone already
+  return gone.signal;
 }

@@ -49,7 +49,7 @@ export class RunningCalls {
     const controller = new AbortController();
     // The request's signal lives no longer than the request: no listener to remove.
     requestSignal?.addEventListener('abort', () => controller.abort(requestSignal.reason), { once: true });
-    // Already over (the client left while the guard ran, or shutdown has cut work off): born aborted.
+    // Already over (the client left before the call began, or shutdown has cut work off): born aborted.
     const over = requestSignal?.aborted ? requestSignal : this.shuttingDown?.aborted ? this.shuttingDown : undefined;
     if (over) controller.abort(over.reason);
     let set = this.calls.get(key);

@@ -20,6 +20,7 @@ import { createMcpServer, type McpServerDeps } from './mcp-server.js';
 import { runToolCall, type McpCaller } from './mcp-tool-call.js';
 import { McpToolListing } from './mcp-tool-listing.js';
 import { callerWallet } from './wallet.js';
+import { clientGoneSignal } from './client-disconnect.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { json, type RouteDoc } from './route-doc.js';
@@ -53,7 +54,8 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
     const caller: McpCaller = {
       wallet: callerWallet(ctx),
       requestId: ctx.state.requestId,
-      disconnected: disconnectSignal(ctx),
+      // Its calls are cancelled at the tool server when the client goes away.
+      disconnected: clientGoneSignal(ctx),
     };
     const call = loneToolCall(ctx);
     if (call) {
@@ -68,15 +70,6 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
     await server.connect(transport);
     await handOver(ctx, transport);
   });
-}
-
-/** Aborted when the client goes away before the answer is written: its calls are cancelled at the tool server. */
-function disconnectSignal(ctx: Context): AbortSignal {
-  const disconnect = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) disconnect.abort(new Error('client disconnected'));
-  });
-  return disconnect.signal;
 }
 
 /** The request headers the transport reads (Streamable HTTP's own); the rest are the gateway's business. */

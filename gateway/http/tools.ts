@@ -11,6 +11,7 @@ import { invalidToolArguments, toolNotFound } from '../tools/tool-errors.js';
 import type { ToolRunner } from '../tools/types.js';
 import { x402RouteDocs } from './x402-payment.js';
 import { callerWallet } from './wallet.js';
+import { clientGoneSignal } from './client-disconnect.js';
 import { errorObjectSchema, json, type RouteDoc } from './route-doc.js';
 
 export interface ToolRoutesOptions {
@@ -92,11 +93,8 @@ async function executeErrorShape(ctx: Context, next: Next): Promise<void> {
 
 /** Aborted when the client goes away before the answer is written, or shutdown cuts work off. */
 function callSignal(ctx: Context, shuttingDown: AbortSignal | undefined): AbortSignal {
-  const disconnect = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) disconnect.abort(new Error('client disconnected'));
-  });
-  return shuttingDown ? AbortSignal.any([disconnect.signal, shuttingDown]) : disconnect.signal;
+  const gone = clientGoneSignal(ctx);
+  return shuttingDown ? AbortSignal.any([gone, shuttingDown]) : gone;
 }
 
 const toolListSchema = z.object({

@@ -1,17 +1,17 @@
 /**
- * answerUnlessClientLeaves on a real HTTP server: a client that leaves while the answer runs
- * aborts it, and so does one that left during an earlier step, before the answer began.
+ * answerUnlessClientLeaves and clientGoneSignal on a real HTTP server: a client that leaves while
+ * the work runs aborts it, and so does one that left during an earlier step, before it began.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { answerUnlessClientLeaves } from '../../../gateway/http/client-disconnect.js';
+import { answerUnlessClientLeaves, clientGoneSignal } from '../../../gateway/http/client-disconnect.js';
 import type { ChatAbort } from '../../../gateway/chat/chat-abort.js';
 
 /** Serve one request whose answer waits for its abort (or 2 s); resolves with whether it was aborted. */
-async function oneRequest(options: { leaveBeforeAnswer: boolean }): Promise<boolean> {
+async function oneRequest(options: { leaveBeforeAnswer: boolean; through: 'answer' | 'signal' }): Promise<boolean> {
   let outcome!: (aborted: boolean) => void;
   const result = new Promise<boolean>((resolve) => (outcome = resolve));
   let clientGone!: () => void;
@@ -21,6 +21,21 @@ async function oneRequest(options: { leaveBeforeAnswer: boolean }): Promise<bool
     ctx.res.once('close', () => clientGone());
     // An earlier step (a payment, a chat slot) that takes its time: the client leaves meanwhile.
     if (options.leaveBeforeAnswer) await gone;
+    if (options.through === 'signal') {
+      const signal = clientGoneSignal(ctx);
+      outcome(
+        await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), 2_000);
+          const aborted = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+          if (signal.aborted) aborted();
+          else signal.addEventListener('abort', aborted, { once: true });
+        }),
+      );
+      return;
+    }
     await answerUnlessClientLeaves(ctx, async (abort: ChatAbort) => {
       const aborted = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), 2_000);
@@ -52,10 +67,12 @@ async function oneRequest(options: { leaveBeforeAnswer: boolean }): Promise<bool
   }
 }
 
-test('a client that leaves while the answer runs aborts it', async () => {
-  assert.equal(await oneRequest({ leaveBeforeAnswer: false }), true);
-});
+for (const through of ['answer', 'signal'] as const) {
+  test(`${through}: a client that leaves while the work runs aborts it`, async () => {
+    assert.equal(await oneRequest({ leaveBeforeAnswer: false, through }), true);
+  });
 
-test('a client that left during an earlier step aborts the answer at once', async () => {
-  assert.equal(await oneRequest({ leaveBeforeAnswer: true }), true);
-});
+  test(`${through}: a client that left during an earlier step aborts the work at once`, async () => {
+    assert.equal(await oneRequest({ leaveBeforeAnswer: true, through }), true);
+  });
+}
