@@ -18,28 +18,44 @@ export class ConfigError extends Error {
   }
 }
 
-const bucket = z.object({
-  /** Tokens refilled per `durationSec`; the bucket holds this many at most. */
-  points: z.number().int().positive(),
-  durationSec: z.number().int().positive(),
-});
+// Every object refuses keys it does not know (.strict()): a misspelt setting is an error naming
+// it, never a default silently kept.
+const bucket = z
+  .object({
+    /** Tokens refilled per `durationSec`; the bucket holds this many at most. */
+    points: z.number().int().positive(),
+    durationSec: z.number().int().positive(),
+  })
+  .strict();
 
-const upstreamSchema = z.object({
-  baseUrl: z.url(),
-  model: z.string().min(1),
-  /** Name of the environment variable that holds the upstream API key (never the key itself). */
-  apiKeyEnv: z.string().min(1).optional(),
-  timeoutMs: z.number().int().positive().default(120_000),
-  maxOutputTokens: z.number().int().positive().default(2048),
-});
+/** The most a single upstream call may write, whatever the client or model allow. */
+export const OUTPUT_TOKEN_CEILING = 2048;
 
-const modelSchema = z.object({
-  id: z.string().min(1),
-  alias: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'lower-case letters, digits, _ and -'),
-  ownedBy: z.string().min(1).default('switchyard'),
-  created: z.number().int().nonnegative().default(1_735_689_600),
-  upstream: upstreamSchema,
-});
+const upstreamSchema = z
+  .object({
+    baseUrl: z.url(),
+    model: z.string().min(1),
+    /** Name of the environment variable that holds the upstream API key (never the key itself). */
+    apiKeyEnv: z.string().min(1).optional(),
+    timeoutMs: z.number().int().positive().default(120_000),
+    maxOutputTokens: z
+      .number()
+      .int()
+      .positive()
+      .max(OUTPUT_TOKEN_CEILING, `at most ${OUTPUT_TOKEN_CEILING} (the gateway's ceiling for one call)`)
+      .default(OUTPUT_TOKEN_CEILING),
+  })
+  .strict();
+
+const modelSchema = z
+  .object({
+    id: z.string().min(1),
+    alias: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'lower-case letters, digits, _ and -'),
+    ownedBy: z.string().min(1).default('switchyard'),
+    created: z.number().int().nonnegative().default(1_735_689_600),
+    upstream: upstreamSchema,
+  })
+  .strict();
 
 const stdioServerSchema = z.object({
   command: z.string().min(1),
@@ -61,7 +77,7 @@ const httpServerSchema = z.object({
   prefix: z.string().default(''),
 });
 
-export const mcpServerSchema = z.union([stdioServerSchema.strict(), httpServerSchema.strict()]);
+const mcpServerSchema = z.union([stdioServerSchema.strict(), httpServerSchema.strict()]);
 
 const depositTokenSchema = z
   .object({
@@ -134,7 +150,7 @@ const x402Schema = z
 
 const booleanString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-export const configSchema = z
+const configSchema = z
   .object({
     server: z
       .object({
@@ -155,6 +171,7 @@ export const configSchema = z
         /** Trust X-Forwarded-For for the client IP (behind a reverse proxy). */
         trustProxy: z.boolean().default(false),
       })
+      .strict()
       .prefault({}),
     freeMode: z.boolean().default(false),
     dataDir: z.string().min(1).default('./data'),
@@ -191,6 +208,7 @@ export const configSchema = z
         chatConcurrencyPerWallet: z.number().int().positive().default(8),
         chatConcurrencyTotal: z.number().int().positive().default(256),
       })
+      .strict()
       .prefault({}),
     accounts: z
       .object({
@@ -208,6 +226,7 @@ export const configSchema = z
         /** Smart-account (EIP-1271/6492) SIWE signatures are checked against this RPC when set. */
         siweRpcUrl: z.url().optional(),
       })
+      .strict()
       .prefault({}),
     models: z.array(modelSchema).min(1),
     chat: z
@@ -227,7 +246,11 @@ export const configSchema = z
          * Every store holds at most this much of kept rounds in all, the oldest dropped first: characters in
          * memory, bytes in Redis or PostgreSQL (callers rotating wallet headers cannot fill them).
          */
-        keptRoundsMaxChars: z.number().int().positive().default(64 * 1024 * 1024),
+        keptRoundsMaxChars: z
+          .number()
+          .int()
+          .positive()
+          .default(64 * 1024 * 1024),
         preamble: z
           .string()
           .default(
@@ -236,6 +259,7 @@ export const configSchema = z
               'Use tools when they help, and cite the sources (URLs, chains, providers) your answer relies on.',
           ),
       })
+      .strict()
       .prefault({}),
     /** Stored responses of POST /v1/responses (`store: true`): how long, and how many per wallet. */
     responses: z
@@ -254,6 +278,7 @@ export const configSchema = z
         /** Expired responses are deleted this often (reads never return them even before). */
         sweepIntervalMs: z.number().int().positive().default(60_000),
       })
+      .strict()
       .prefault({}),
     mcpServers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema).default({}),
     /** Stablecoin deposits to a treasury, credited after confirmations (gateway/deposits/). Off until a chain has a treasury. */
@@ -280,7 +305,6 @@ export type Config = z.infer<typeof configSchema> & {
 export type ModelConfig = z.infer<typeof modelSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type DepositsConfig = z.infer<typeof configSchema>['deposits'];
-export type DepositChainConfig = z.infer<typeof depositChainSchema>;
 export type X402Config = z.infer<typeof x402Schema>;
 export type X402Asset = z.infer<typeof x402AssetSchema>;
 
@@ -369,7 +393,7 @@ function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
   for (const model of raw.models as Array<Record<string, unknown>>) {
     if (typeof model !== 'object' || model === null || typeof model.alias !== 'string') continue;
     const prefix = `${model.alias.toUpperCase().replace(/-/g, '_')}_UPSTREAM_`;
-    const upstream = (model.upstream ??= {}) as Record<string, unknown>;
+    const upstream = section(model, 'upstream');
     const baseUrl = nonEmpty(env[`${prefix}BASE_URL`]) ?? nonEmpty(env.UPSTREAM_BASE_URL);
     if (baseUrl) upstream.baseUrl = baseUrl;
     const name = nonEmpty(env[`${prefix}MODEL`]);

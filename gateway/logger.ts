@@ -21,7 +21,7 @@ const SECRET_PATTERNS: Array<{ present(text: string): boolean; pattern: RegExp; 
     replacement: '[redacted-siwe-message]',
   },
   // Bearer credentials quoted in free text (the header itself is redacted by path below).
-  { present: (text) => text.includes('earer'), pattern: /(Bearer\s+)[^\s"\\,]+/gi, replacement: '$1[redacted]' },
+  { present: (text) => /bearer/i.test(text), pattern: /(Bearer\s+)[^\s"\\,]+/gi, replacement: '$1[redacted]' },
 ];
 
 /** Whether `0x` followed by at least 130 hex digits occurs in `text` (what the signature pattern needs). */

@@ -137,13 +137,13 @@ interface ChatRun {
   toolRounds: number;
   /** The first upstream call answered 2xx (see ChatSink.accepted). */
   accepted: boolean;
-  /** The upstream call under way, billed from what it produced if the chat fails during it. */
-  /** The upstream call under way; `answered` once its status line came back (the prompt was taken). */
+  /**
+   * The upstream call under way, billed from what it produced if the chat fails during it;
+   * `answered` once its status line came back (the prompt was taken).
+   */
   inFlight?: { assembler: StreamAssembler; promptTokens: number; answered: boolean };
 }
 
-/** The most a single upstream call may write, whatever the client or model allow. */
-const OUTPUT_TOKEN_CEILING = 2048;
 
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
@@ -241,7 +241,8 @@ export class ChatOrchestrator {
       client: this.deps.upstreams.get(model.id)!,
       billing: this.deps.charger.begin(plan.wallet),
       tools,
-      maxOut: Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens, OUTPUT_TOKEN_CEILING),
+      // The config holds maxOutputTokens to OUTPUT_TOKEN_CEILING; the client can only lower it.
+      maxOut: Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens),
       messages,
       ownFrom: messages.length,
       callIds: callIdsIn(conversation),

@@ -22,7 +22,7 @@ const createKeySchema = z
   })
   .strict();
 
-export const KEY_SHOWN_ONCE = 'Store this key now: it is shown only once and cannot be retrieved later.';
+const KEY_SHOWN_ONCE = 'Store this key now: it is shown only once and cannot be retrieved later.';
 
 export function registerKeyRoutes(
   router: Router,

@@ -3,6 +3,14 @@ import assert from 'node:assert/strict';
 import { ConfigError, parseConfig } from '../../gateway/config.js';
 import { startTestGateway } from '../helpers/gateway.js';
 
+/** The file with the first model's upstream given `extra` settings. */
+function withUpstream(extra: Record<string, unknown>): Record<string, unknown> {
+  const json = fileJson();
+  const [first] = json.models as Array<{ upstream: Record<string, unknown> }>;
+  Object.assign(first.upstream, extra);
+  return json;
+}
+
 function fileJson(): Record<string, unknown> {
   return {
     models: [
@@ -147,6 +155,23 @@ test('bad values throw a ConfigError naming the field', () => {
       { ...fileJson(), mcpServers: { r: { url: 'https://tools.example/mcp', envPassthrough: ['A_'] } } },
       {},
       'config: mcpServers.r: Unrecognized key: "envPassthrough"',
+    ],
+    // A misspelt setting is an error in every section, never a default silently kept.
+    [{ ...fileJson(), server: { shutdownGraceMS: 1 } }, {}, 'config: server: Unrecognized key: "shutdownGraceMS"'],
+    [{ ...fileJson(), chat: { deadlineMS: 1 } }, {}, 'config: chat: Unrecognized key: "deadlineMS"'],
+    [{ ...fileJson(), limits: { perIP: { points: 1, durationSec: 1 } } }, {}, 'config: limits: Unrecognized key: "perIP"'],
+    [{ ...fileJson(), accounts: { reservationTTLMs: 1 } }, {}, 'config: accounts: Unrecognized key: "reservationTTLMs"'],
+    [{ ...fileJson(), responses: { ttlMS: 1 } }, {}, 'config: responses: Unrecognized key: "ttlMS"'],
+    [withUpstream({ timeoutMS: 1 }), {}, 'config: models.0.upstream: Unrecognized key: "timeoutMS"'],
+    [
+      withUpstream({ maxOutputTokens: 4096 }),
+      {},
+      "config: models.0.upstream.maxOutputTokens: at most 2048 (the gateway's ceiling for one call)",
+    ],
+    [
+      { models: [{ id: 'svc-32b-conductor', alias: 'conductor', upstream: 'x' }] },
+      { UPSTREAM_BASE_URL: 'http://127.0.0.1:9/v1' },
+      'config: "upstream" must be an object',
     ],
   ];
   for (const [json, env, message] of cases) {

@@ -13,6 +13,7 @@ test('redactSecrets replaces keys, signatures and Bearer credentials in free tex
   assert.equal(redactSecrets(`key=${API_KEY}&x=1`), 'key=sy_[redacted]&x=1');
   assert.equal(redactSecrets(`sig ${SIGNATURE}.`), 'sig 0x[redacted-signature].');
   assert.equal(redactSecrets('Authorization: Bearer abc.def-ghi, next'), 'Authorization: Bearer [redacted], next');
+  assert.equal(redactSecrets('authorization: BEARER abcdefghijklmnop'), 'authorization: BEARER [redacted]');
   // Short values are not keys or signatures: a wallet address and a tx hash stay readable.
   const address = '0x52908400098527886e0f7030069857d2e4169ee7';
   const txHash = '0x' + 'cd'.repeat(32);
