@@ -85,10 +85,16 @@ function gatewayUrl(config: Config): string {
 type LedgerCommand = Exclude<Command, { kind: 'migrate-to-postgres' }>;
 
 async function viaAdminApi(config: Config, command: LedgerCommand, pid: number): Promise<CliOutput> {
+  const base = gatewayUrl(config);
   if (!config.adminToken) {
+    // Only a gateway answers HTTP there; a holder that does not is likely another CLI run (retried).
+    const answers = await fetch(`${base}/health`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).then(
+      () => true,
+      () => false,
+    );
+    if (!answers) throw new GatewayUnreachable(`credits: pid ${pid} owns ${config.dataDir} and no gateway answers at ${base}.`);
     throw new CliError(`credits: a gateway (pid ${pid}) owns ${config.dataDir}; set ADMIN_TOKEN so the CLI can use its admin API.`);
   }
-  const base = gatewayUrl(config);
   const headers: Record<string, string> = { authorization: `Bearer ${config.adminToken}`, 'content-type': 'application/json' };
   const request =
     command.kind === 'grant'

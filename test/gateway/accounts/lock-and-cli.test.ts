@@ -189,6 +189,14 @@ describe('npm run credits', () => {
     }
   });
 
+  test('two runs at once without ADMIN_TOKEN: the second waits for the first to let go of the lock', async () => {
+    const dataDir = tempDir();
+    const runs = await Promise.all([cli(['grant', alice, '3'], { DATA_DIR: dataDir }), cli(['grant', alice, '4'], { DATA_DIR: dataDir })]);
+    for (const run of runs) assert.equal(run.code, 0, run.stderr);
+    const balance = await cli(['balance', alice], { DATA_DIR: dataDir });
+    assert.deepEqual(JSON.parse(balance.stdout), { address: alice, credits: 7, total_deposited: 7, total_spent: 0 });
+  });
+
   test('bad arguments exit 1 with a message', async () => {
     const dataDir = tempDir();
     const cases: Array<[string[], RegExp]> = [
