@@ -4,11 +4,10 @@
  * it down at once and reconnect with backoff. Calls to a server that is not up fail fast with 503.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
-  McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type Tool,
@@ -125,6 +124,8 @@ export class ServerSupervisor {
   async callTool(publicName: string, toolName: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
     const client = this.client;
     if (this.status !== 'up' || !client) throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
+    // The connection this call went out on: a late failure must not mark a newer one down.
+    const generation = this.generation;
     try {
       // A plain request, not client.callTool(): that one checks the output schema itself and throws
       // InvalidParams for a bad result, as if the caller were at fault. The host checks it instead.
@@ -134,10 +135,10 @@ export class ServerSupervisor {
       });
     } catch (err) {
       const cancelled = signal?.aborted ?? false;
-      // An HTTP server has no process to watch: a transport failure is how we learn it is gone.
+      // An HTTP server has no process to watch: a failed connection is how we learn it is gone.
       // That call is answered like every later one while the server is down: 503 with Retry-After.
-      if (this.resolved.kind === 'http' && !cancelled && !(err instanceof McpError)) {
-        this.handleDisconnect(this.generation, { kind: 'unreachable', message: describe(err) });
+      if (this.resolved.kind === 'http' && !cancelled && isConnectionFailure(err)) {
+        this.handleDisconnect(generation, { kind: 'unreachable', message: describe(err) });
         throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
       }
       throw this.failure(err, publicName, signal);
@@ -288,6 +289,16 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> 
     cursor = page.nextCursor;
   } while (cursor);
   return tools;
+}
+
+/**
+ * The HTTP server is gone or lost this client (refused, reset, a 5xx, 404 for a lost session), as
+ * opposed to an answer it gave: an MCP error, a result that fails the schema, a 4xx about this one
+ * request. Those fail the call, not the server.
+ */
+function isConnectionFailure(err: unknown): boolean {
+  if (err instanceof StreamableHTTPError) return err.code === undefined || err.code === 404 || err.code >= 500;
+  return err instanceof TypeError; // fetch's own failures
 }
 
 function describe(err: unknown): string {

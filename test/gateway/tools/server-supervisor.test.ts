@@ -37,6 +37,27 @@ describe('server supervision', () => {
     }
   });
 
+  test('a Streamable HTTP server that answers one malformed result: that call fails, the server stays up for the others', async () => {
+    const http = await startHttpMcpFixture();
+    const { logger } = capturingLogger();
+    const host = createToolHost({
+      servers: { remote: { url: http.url, headers: {}, timeoutMs: 5000, disabled: false, prefix: '' } },
+      env: {},
+      logger,
+      policy: { initialDelayMs: 200 },
+    });
+    try {
+      await host.start();
+      const err = await failure(host.callTool('remote_malformed', {}));
+      assert.notEqual(err.code, 'tool_unavailable');
+      assert.equal(host.server('remote')!.status, 'up');
+      assert.deepEqual(await host.callTool('remote_echo', { text: 'still here' }), { text: 'still here', remote: true });
+    } finally {
+      await host.close();
+      await http.close();
+    }
+  });
+
   test('a child that writes past the message cap without a newline is killed and marked down, then restarted', async () => {
     const { logger } = capturingLogger();
     const host = createToolHost({

@@ -86,6 +86,7 @@ describe('tool host with fixture servers', () => {
         'changing:add_tool',
         'shouty:shouty_echo',
         'remote:remote_echo',
+        'remote:remote_malformed',
         'remote:remote_missing',
       ],
     );
