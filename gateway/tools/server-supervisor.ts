@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
+  ListToolsResultSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type Tool,
@@ -201,8 +202,10 @@ export class ServerSupervisor {
     this.transport = transport;
     const started = Date.now();
     try {
+      // One bound for the whole start: initialize and every page of tools/list.
+      const deadline = started + this.deps.connectTimeoutMs;
       await client.connect(transport, { timeout: this.deps.connectTimeoutMs });
-      const tools = await listAllTools(client, this.deps.connectTimeoutMs);
+      const tools = await listAllTools(client, deadline);
       if (generation !== this.generation) return;
       this.tools = tools;
       this.status = 'up';
@@ -269,7 +272,7 @@ export class ServerSupervisor {
     const client = this.client;
     if (!client) return;
     try {
-      const tools = await listAllTools(client, this.deps.connectTimeoutMs);
+      const tools = await listAllTools(client, Date.now() + this.deps.connectTimeoutMs);
       if (generation !== this.generation || this.status !== 'up') return;
       this.tools = tools;
       this.deps.logger.info({ server: this.name, tools: tools.length }, 'tool server tools changed');
@@ -280,15 +283,28 @@ export class ServerSupervisor {
   }
 }
 
-async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> {
+/** Pages one listing may take: far past any real server, short of one that never stops paging. */
+const MAX_TOOL_PAGES = 100;
+
+/**
+ * Every page of tools/list, all by `deadline`. A plain request, not client.listTools(): that one
+ * also compiles each tool's output schema, and one it cannot compile would keep the whole server
+ * down (tool-schemas.ts tolerates such a schema; the server checks its own output).
+ */
+async function listAllTools(client: Client, deadline: number): Promise<Tool[]> {
   const tools: Tool[] = [];
+  const seen = new Set<string>();
   let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
+  for (let pages = 1; ; pages++) {
+    const timeout = deadline - Date.now();
+    if (timeout <= 0) throw new Error('tools/list did not finish within connectTimeoutMs');
+    const page = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ListToolsResultSchema, { timeout });
     tools.push(...page.tools);
     cursor = page.nextCursor;
-  } while (cursor);
-  return tools;
+    if (!cursor) return tools;
+    if (seen.has(cursor) || pages >= MAX_TOOL_PAGES) throw new Error(`tools/list kept paging (${pages} pages)`);
+    seen.add(cursor);
+  }
 }
 
 /**

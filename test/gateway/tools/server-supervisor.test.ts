@@ -58,6 +58,42 @@ describe('server supervision', () => {
     }
   });
 
+  test('a server whose tools/list pages forever is a failed start, bounded, not a start that never ends', async () => {
+    const { logger } = capturingLogger();
+    const host = createToolHost({
+      servers: { endless: fixtureServer('odd-listing', { args: ['endless'] }) },
+      env: runnableEnv(),
+      logger,
+      policy: { initialDelayMs: 60_000 },
+    });
+    try {
+      await host.start();
+      assert.notEqual(host.server('endless')!.status, 'up');
+      assert.match(host.server('endless')!.lastError?.message ?? '', /tools\/list kept paging \(100 pages\)/);
+    } finally {
+      await host.close();
+    }
+  });
+
+  test('a tool whose output schema cannot be compiled does not keep its server down', async () => {
+    const { logger } = capturingLogger();
+    const host = createToolHost({ servers: { odd: fixtureServer('odd-listing') }, env: runnableEnv(), logger });
+    try {
+      await host.start();
+      assert.equal(host.server('odd')!.status, 'up');
+      assert.deepEqual(
+        host
+          .listTools()
+          .map((t) => t.name)
+          .filter((n) => n === 'plain' || n === 'broken_schema')
+          .sort(),
+        ['broken_schema', 'plain'],
+      );
+    } finally {
+      await host.close();
+    }
+  });
+
   test('a child that writes past the message cap without a newline is killed and marked down, then restarted', async () => {
     const { logger } = capturingLogger();
     const host = createToolHost({
