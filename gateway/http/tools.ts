@@ -1,6 +1,7 @@
 /**
  * `GET /v1/tools` (the tools that can run now) and `POST /v1/tools/execute` (run one directly).
- * Every execute failure carries `ok: false` and `tool` beside the OpenAI error object.
+ * Every execute failure the route answers carries `ok: false` and `tool` beside the OpenAI error
+ * object; the per-IP budget's 429 comes before any route (app.ts) and is the plain OpenAI error.
  */
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
