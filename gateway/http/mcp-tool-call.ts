@@ -13,6 +13,7 @@ import { withCharge, type Charger } from '../accounts/charging.js';
 import { toGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { toolNotFound } from '../tools/tool-errors.js';
+import { LIST_TOOLS_NAME, type ListToolsResult } from '../tools/list-tools-builtin.js';
 import type { ToolRunner } from '../tools/types.js';
 import type { RunningCalls } from './mcp-running-calls.js';
 import type { McpToolListing } from './mcp-tool-listing.js';
@@ -57,7 +58,7 @@ export async function runToolCall(deps: ToolCallDeps, caller: McpCaller, call: T
       cost: TOOL_EXECUTION_CREDITS,
     }));
     logCall(deps.logger, caller, call.name, started, 'ok');
-    return toolResult(result);
+    return toolResult(call.name === LIST_TOOLS_NAME ? deps.listing.onlyOffered(result as ListToolsResult) : result);
   } catch (thrown) {
     const error = toGatewayError(thrown);
     logCall(deps.logger, caller, call.name, started, error.code, error.status >= 500 ? (error.details ?? error.message) : undefined);

@@ -12,6 +12,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../logger.js';
 import type { ToolInfo, ToolRunner } from '../tools/types.js';
+import type { ListToolsResult } from '../tools/list-tools-builtin.js';
 
 /** MCP's limit on a tool name (SEP-986, the 2025-11-25 revision). */
 export const MCP_TOOL_NAME_MAX = 64;
@@ -39,6 +40,11 @@ export class McpToolListing {
       this.lastInfos = infos;
     }
     return this.listed;
+  }
+
+  /** A `list_tools` answer as /mcp may give it: only tools /mcp offers (its answer covers every tool the gateway has). */
+  onlyOffered(answer: ListToolsResult): ListToolsResult {
+    return { tools: answer.tools.filter((tool) => tool.name.length <= MCP_TOOL_NAME_MAX) };
   }
 
   /** Whether `tools/call` may run `name`: a tool the gateway has (even if its server is down now) with a name MCP allows. */

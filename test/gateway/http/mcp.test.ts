@@ -154,6 +154,16 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
     assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), structured);
   });
 
+  test('list_tools over /mcp lists only what /mcp offers: no name over 64 characters', async () => {
+    const result = (await client.callTool({ name: 'list_tools', arguments: { query: 'echo' } })) as CallToolResult;
+    const names = (result.structuredContent as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name);
+    assert.ok(names.includes(`${LONG_PREFIX}echo`), 'the 64-character name is offered');
+    assert.deepEqual(
+      names.filter((name) => name.length > 64),
+      [],
+    );
+  });
+
   test('list_tools runs through tools/call like any tool', async () => {
     const result = (await client.callTool({ name: 'list_tools', arguments: { query: 'sleep' } })) as CallToolResult;
     assert.deepEqual(result.structuredContent, {
