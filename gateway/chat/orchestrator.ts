@@ -144,7 +144,6 @@ interface ChatRun {
   inFlight?: { assembler: StreamAssembler; promptTokens: number; answered: boolean };
 }
 
-
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
   private readonly modelsByName = new Map<string, ModelConfig>();

@@ -51,7 +51,12 @@ export class RedisKeptRounds {
   ) {}
 
   async put(key: string, value: string, ttlMs: number): Promise<void> {
-    const keys = [this.keyOf(key), this.redis.key('kept-rounds-index'), this.redis.key('kept-rounds-sizes'), this.redis.key('kept-rounds-bytes')];
+    const keys = [
+      this.keyOf(key),
+      this.redis.key('kept-rounds-index'),
+      this.redis.key('kept-rounds-sizes'),
+      this.redis.key('kept-rounds-bytes'),
+    ];
     await redisGuarded(() => this.redis.client.eval(PUT, keys.length, ...keys, value, ttlMs, Date.now(), this.options.maxBytes));
   }
 

@@ -236,9 +236,11 @@ export function createKnowledgeIndex(projects: CorpusProject[]): KnowledgeIndex 
     // "perpetual") says nothing about the passage.
     const rarestMatchWeight = Math.max(
       0,
-      ...knownWords.filter(matches).flatMap((word) =>
-        word.alternatives.filter((term) => hitTerms.has(term)).map((term) => Math.min(weights.weight(term), weights.weight(word.term))),
-      ),
+      ...knownWords
+        .filter(matches)
+        .flatMap((word) =>
+          word.alternatives.filter((term) => hitTerms.has(term)).map((term) => Math.min(weights.weight(term), weights.weight(word.term))),
+        ),
     );
     // A name counts when it was typed, or reached from a long enough word by a typo or as its
     // prefix ("arbitrm", "eigenlay"); a short prefix ("eth" of "ETHLend", "bor" of "Boros") is chance.

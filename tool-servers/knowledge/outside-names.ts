@@ -73,7 +73,29 @@ const EVERYDAY_WORDS = 20_000;
 
 /** Words that make an everyday word beside them a project's name: "blast l2", "near protocol", "yearn vault". */
 const NAME_CONTEXT: ReadonlySet<string> = new Set(
-  ['l1', 'l2', 'l3', 'rollup', 'blockchain', 'mainnet', 'testnet', 'protocol', 'finance', 'dao', 'vault', 'vaults', 'token', 'coin', 'airdrop', 'defi', 'dex', 'swap', 'bridge', 'wallet', 'network']
+  [
+    'l1',
+    'l2',
+    'l3',
+    'rollup',
+    'blockchain',
+    'mainnet',
+    'testnet',
+    'protocol',
+    'finance',
+    'dao',
+    'vault',
+    'vaults',
+    'token',
+    'coin',
+    'airdrop',
+    'defi',
+    'dex',
+    'swap',
+    'bridge',
+    'wallet',
+    'network',
+  ]
     .map((word) => normalizeTerm(word))
     .filter((term): term is string => term !== null),
 );

@@ -232,14 +232,25 @@ test('requests the gateway refuses: non-function tools, legacy functions, n > 1,
     [{ messages: [{ role: 'user', content: 'hi' }], tool_choice: 'required' }, 400, 'unsupported_parameter', 'tool_choice'],
     // A result of no call, and a call left without its result: the model must see each with the other.
     [
-      { messages: [{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'call_9', content: '42' }] },
+      {
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'tool', tool_call_id: 'call_9', content: '42' },
+        ],
+      },
       400,
       'invalid_request',
       'messages.1.tool_call_id',
       `Invalid parameter: messages with role 'tool' must answer a call of an earlier assistant message's 'tool_calls'; no call has the id "call_9".`,
     ],
     [
-      { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'user', content: 'and?' }] },
+      {
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'user', content: 'and?' },
+        ],
+      },
       400,
       'invalid_request',
       'messages.1.tool_calls',

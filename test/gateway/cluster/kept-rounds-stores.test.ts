@@ -29,7 +29,11 @@ describe('kept rounds in Redis', { skip: services.skip }, () => {
     await redis?.close();
     await space.clear();
   });
-  keptRoundsContract('redis', () => store, (maxBytes) => new RedisKeptRounds(redis, { maxBytes }));
+  keptRoundsContract(
+    'redis',
+    () => store,
+    (maxBytes) => new RedisKeptRounds(redis, { maxBytes }),
+  );
 
   test('redis: one key under the prefix, with its TTL', async () => {
     await store.put('k1', 'v', 60_000);
@@ -53,7 +57,11 @@ describe('kept rounds in PostgreSQL', { skip: services.skip }, () => {
     await db?.close();
     await database?.drop();
   });
-  keptRoundsContract('postgres', () => store, (maxBytes) => new PostgresKeptRounds(db.sql, { maxBytes }));
+  keptRoundsContract(
+    'postgres',
+    () => store,
+    (maxBytes) => new PostgresKeptRounds(db.sql, { maxBytes }),
+  );
 
   test('postgres: the sweep deletes expired rows only, and the timer runs it', async () => {
     await db.sql`delete from kept_rounds`;

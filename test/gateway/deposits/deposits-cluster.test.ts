@@ -158,8 +158,10 @@ describe('deposit watchers on every cluster instance', { skip: services.skip }, 
       assert.equal(killed.length, 1, 'one session holds the lease');
       await pools[0].sql`select pg_terminate_backend(${killed[0].pid}::int)`;
       // The backend exits (and frees its locks) a moment after it is told to.
-      for (const deadline = Date.now() + 10_000; ; ) {
-        const [alive] = await pools[0].sql<Array<{ n: number }>>`select count(*)::int as n from pg_stat_activity where pid = ${killed[0].pid}::int`;
+      for (const deadline = Date.now() + 10_000; ;) {
+        const [alive] = await pools[0].sql<
+          Array<{ n: number }>
+        >`select count(*)::int as n from pg_stat_activity where pid = ${killed[0].pid}::int`;
         if (alive.n === 0) break;
         if (Date.now() > deadline) throw new Error('the terminated backend did not exit');
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -176,7 +178,11 @@ describe('deposit watchers on every cluster instance', { skip: services.skip }, 
       assert.equal(leased[next!].status.standby, true);
       scans.fill(0);
       await Promise.all(leased.map((watcher) => watcher.pass()));
-      assert.deepEqual(scans.map((count) => count > 0), [0, 1, 2].map((i) => i === last), `only the last scans: ${scans.join(', ')}`);
+      assert.deepEqual(
+        scans.map((count) => count > 0),
+        [0, 1, 2].map((i) => i === last),
+        `only the last scans: ${scans.join(', ')}`,
+      );
     } finally {
       await Promise.all(leases.map((lease) => lease.release()));
     }

@@ -21,7 +21,12 @@ test('outsideNames: never a word the corpus uses, an everyday English word or a 
 });
 
 test('outsideNames: an everyday word that is also a coin names it only beside a word that says so', () => {
-  for (const query of ['is blast l2 safe to use', 'near protocol sharding', 'what is the mantle token for', 'how do i stake sol with marinade']) {
+  for (const query of [
+    'is blast l2 safe to use',
+    'near protocol sharding',
+    'what is the mantle token for',
+    'how do i stake sol with marinade',
+  ]) {
     assert.ok(outside.namedIn(query), query);
   }
   for (const query of ['near the top of the list', 'what a blast', 'how do i swap on uniswap', 'bridge eth to solana']) {
