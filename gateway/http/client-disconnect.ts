@@ -15,11 +15,7 @@ import { ClientCancelled } from '../chat/upstream-errors.js';
 
 export async function answerUnlessClientLeaves(ctx: Context, answer: (abort: ChatAbort) => Promise<void>): Promise<void> {
   const abort = new ChatAbort();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) abort.abort(new ClientCancelled());
-  };
-  ctx.res.once('close', onClose);
-  if (ctx.res.destroyed) onClose(); // gone already
+  const stopWatching = whenClientGone(ctx, () => abort.abort(new ClientCancelled()));
   try {
     await answer(abort);
   } catch (err) {
@@ -31,18 +27,24 @@ export async function answerUnlessClientLeaves(ctx: Context, answer: (abort: Cha
     ctx.respond = false;
     if (!ctx.res.destroyed) ctx.res.destroy();
   } finally {
-    ctx.res.off('close', onClose);
+    stopWatching();
   }
 }
 
 /** Aborted when the client goes away before its answer is written (or has already). */
 export function clientGoneSignal(ctx: Context): AbortSignal {
   const gone = new AbortController();
-  const onClose = () => {
-    if (!ctx.res.writableFinished) gone.abort(new Error('client disconnected'));
-  };
-  // The request's own listener: it lives no longer than the request.
-  ctx.res.once('close', onClose);
-  if (ctx.res.destroyed) onClose(); // gone already
+  // The request's own listener: it lives no longer than the request, so it is never removed.
+  whenClientGone(ctx, () => gone.abort(new Error('client disconnected')));
   return gone.signal;
+}
+
+/** Run `left` once the client closes the connection before its answer is written, or now if it has; returns the unsubscribe. */
+function whenClientGone(ctx: Context, left: () => void): () => void {
+  const onClose = () => {
+    if (!ctx.res.writableFinished) left();
+  };
+  ctx.res.once('close', onClose);
+  if (ctx.res.destroyed) onClose();
+  return () => ctx.res.off('close', onClose);
 }
