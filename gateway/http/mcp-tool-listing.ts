@@ -44,7 +44,7 @@ export class McpToolListing {
 
   /** A `list_tools` answer as /mcp may give it: only tools /mcp offers (its answer covers every tool the gateway has). */
   onlyOffered(answer: ListToolsResult): ListToolsResult {
-    return { tools: answer.tools.filter((tool) => tool.name.length <= MCP_TOOL_NAME_MAX) };
+    return { tools: answer.tools.filter((tool) => this.offers(tool.name)) };
   }
 
   /** Whether `tools/call` may run `name`: a tool the gateway has (even if its server is down now) with a name MCP allows. */
