@@ -107,9 +107,7 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
               'deposit not credited: the ledger refused it',
             ),
           progressed(chain, status) {
-            // A standby scans nothing (its head moves, its scannedTo does not): the holder reports the lag.
-            const behind = status.standby ? 0 : Math.max(0, (status.head ?? 0) - (status.scannedTo ?? 0));
-            metrics.depositWatcherBlocksBehind.set({ chain }, behind);
+            metrics.depositWatcherBlocksBehind.set({ chain }, blocksBehind(status) ?? 0);
             metrics.depositWatcherLastProgress.set({ chain }, Math.floor(status.lastProgressAt / 1000));
           },
           // viem's short message names the failure without the request URL (which may hold a provider key).
@@ -138,6 +136,15 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
 }
 
 /**
+ * How far this instance's scan is behind the head; undefined before both are known, and on a
+ * standby, which scans nothing (its head moves, its scannedTo does not): the holder reports the lag.
+ */
+function blocksBehind(status: WatcherStatus): number | undefined {
+  if (status.standby || status.head === undefined || status.scannedTo === undefined) return undefined;
+  return Math.max(0, status.head - status.scannedTo);
+}
+
+/**
  * `deposits: [{chain, head, scanned_to, blocks_behind, seconds_since_progress, status}]`; degraded
  * when one stalled. `standby`: another instance scans the chain (its /health has the figures).
  */
@@ -151,8 +158,7 @@ function watcherHealth(watchers: DepositWatcher[], stallAfterMs: number, now: nu
       chain_id: chain.chainId,
       head: status.head ?? null,
       scanned_to: status.scannedTo ?? null,
-      blocks_behind:
-        !status.standby && status.head !== undefined && status.scannedTo !== undefined ? Math.max(0, status.head - status.scannedTo) : null,
+      blocks_behind: blocksBehind(status) ?? null,
       seconds_since_progress: Math.floor((now - status.lastProgressAt) / 1000),
       status: stalled ? 'stalled' : status.standby ? 'standby' : status.scannedTo === undefined ? 'starting' : 'ok',
     };
