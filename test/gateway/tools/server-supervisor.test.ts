@@ -7,17 +7,21 @@ import { createToolHost } from '../../../gateway/tools/tool-host.js';
 import { startHttpMcpFixture } from '../../fixtures/mcp/http-server.js';
 import { capturingLogger, fixtureServer, isAlive, runnableEnv, waitFor, failure } from './fixture-servers.js';
 
+/** A tool host whose one server, `remote`, is the Streamable HTTP fixture at `url`. */
+function remoteHost(url: string) {
+  return createToolHost({
+    servers: { remote: { url, headers: {}, timeoutMs: 5000, disabled: false, prefix: '' } },
+    env: {},
+    logger: capturingLogger().logger,
+    policy: { initialDelayMs: 200 },
+  });
+}
+
 describe('server supervision', () => {
   test('a Streamable HTTP server that goes away: the first call is already a 503 with Retry-After; back when it returns', async () => {
     let http = await startHttpMcpFixture();
     const port = Number(new URL(http.url).port);
-    const { logger } = capturingLogger();
-    const host = createToolHost({
-      servers: { remote: { url: http.url, headers: {}, timeoutMs: 5000, disabled: false, prefix: '' } },
-      env: {},
-      logger,
-      policy: { initialDelayMs: 200 },
-    });
+    const host = remoteHost(http.url);
     try {
       await host.start();
       assert.deepEqual(await host.callTool('remote_echo', { text: 'a' }), { text: 'a', remote: true });
@@ -39,13 +43,7 @@ describe('server supervision', () => {
 
   test('a Streamable HTTP server that answers one malformed result: that call fails, the server stays up for the others', async () => {
     const http = await startHttpMcpFixture();
-    const { logger } = capturingLogger();
-    const host = createToolHost({
-      servers: { remote: { url: http.url, headers: {}, timeoutMs: 5000, disabled: false, prefix: '' } },
-      env: {},
-      logger,
-      policy: { initialDelayMs: 200 },
-    });
+    const host = remoteHost(http.url);
     try {
       await host.start();
       const err = await failure(host.callTool('remote_malformed', {}));
