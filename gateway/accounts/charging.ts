@@ -12,6 +12,7 @@
  *   const result = await withCharge(charger, wallet, 1, async () => ({ result: await runTool(), cost: 1 }))
  */
 import { InsufficientCredits, ReservationClosed } from '../errors.js';
+import { LastSeenBalances } from './last-seen-balances.js';
 import type { Ledger, Reservation, Settlement } from './types.js';
 
 export interface Charge {
@@ -30,6 +31,13 @@ export interface Charge {
   settle(cost: number): Promise<Settlement | undefined>;
   /** Give every held credit back, unless already settled (a failed release is left to the TTL). */
   release(): Promise<void>;
+  /**
+   * Whether work may start while the first hold of `credits` is being taken: nothing is held yet
+   * and the wallet's balance last seen by this process covers twice that, so the hold will very
+   * likely be granted. The caller then uses nothing of the work's result before that `cover`
+   * resolves (it resolves true or throws), and stops the work when it throws.
+   */
+  mayRunAhead(credits: number): boolean;
 }
 
 /** Opens one charge per piece of work; holds nothing until the charge's first `cover`. */
@@ -41,14 +49,20 @@ const FREE_CHARGE: Charge = {
   cover: async () => true,
   settle: async () => undefined,
   release: async () => {},
+  // Nothing to wait for: a free cover answers at once.
+  mayRunAhead: () => false,
 };
 
 /** Free mode: every charge covers anything and charges nothing. */
 export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
 
+/** Wallets whose last seen balance is kept for `mayRunAhead`: ~1 MB at most. */
+const BALANCE_HINTS = 10_000;
+
 /** Credits on: every charge goes through `ledger`. */
 export function ledgerCharger(ledger: Ledger): Charger {
-  return { begin: (wallet) => new LedgerCharge(ledger, wallet) };
+  const seen = new LastSeenBalances(BALANCE_HINTS);
+  return { begin: (wallet) => new LedgerCharge(ledger, wallet, seen) };
 }
 
 class LedgerCharge implements Charge {
@@ -59,12 +73,24 @@ class LedgerCharge implements Charge {
   constructor(
     private readonly ledger: Ledger,
     private readonly wallet: string,
+    private readonly seen: LastSeenBalances,
   ) {}
+
+  mayRunAhead(credits: number): boolean {
+    if (this.reservation || this.closed) return false;
+    const balance = this.seen.get(this.wallet);
+    return balance !== undefined && balance >= 2 * credits;
+  }
 
   async cover(credits: number): Promise<boolean> {
     if (this.closed) return false;
     if (!this.reservation) {
-      this.reservation = await this.ledger.reserve(this.wallet, credits);
+      try {
+        this.reservation = await this.ledger.reserve(this.wallet, credits);
+      } catch (err) {
+        if (err instanceof InsufficientCredits) this.seen.record(this.wallet, err.balance);
+        throw err;
+      }
       return true;
     }
     const more = credits - this.reservation.amount;
@@ -80,7 +106,12 @@ class LedgerCharge implements Charge {
 
   settle(cost: number): Promise<Settlement | undefined> {
     const reservation = this.reservation;
-    this.closed ??= reservation ? settleOrRecharge(this.ledger, reservation, cost) : Promise.resolve(undefined);
+    this.closed ??= reservation
+      ? settleOrRecharge(this.ledger, reservation, cost).then((settlement) => {
+          this.seen.record(this.wallet, settlement.remaining);
+          return settlement;
+        })
+      : Promise.resolve(undefined);
     return this.closed;
   }
 

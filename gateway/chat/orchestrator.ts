@@ -195,12 +195,18 @@ export class ChatOrchestrator {
       for (;;) {
         const forceFinal = chat.tools.length > 0 && chat.toolRounds >= maxRounds;
         const promptTokens = chat.tally.promptTokens();
-        if (!(await chat.billing.cover(creditsToCover(chat.tally.usage, promptTokens, chat.maxOut)))) {
-          finishReason = 'length'; // out of credits (or the hold expired): answer with what exists
-          break;
+        const need = creditsToCover(chat.tally.usage, promptTokens, chat.maxOut);
+        let round: AssembledRound;
+        if (chat.billing.mayRunAhead(need)) {
+          round = await this.callUpstreamWhileHolding(chat, need, { promptTokens, forceFinal }, sink, abort);
+        } else {
+          if (!(await chat.billing.cover(need))) {
+            finishReason = 'length'; // out of credits (or the hold expired): answer with what exists
+            break;
+          }
+          if (abort.aborted) throw abort.reason;
+          round = await this.callUpstream(chat, { promptTokens, forceFinal }, sink, abort);
         }
-        if (abort.aborted) throw abort.reason;
-        const round = await this.callUpstream(chat, { promptTokens, forceFinal }, sink, abort);
         if (round.toolCalls.length === 0 || forceFinal || chat.tools.length === 0) {
           finishReason = round.finishReason === 'length' ? 'length' : 'stop';
           break;
@@ -253,12 +259,37 @@ export class ChatOrchestrator {
     };
   }
 
-  /** One streamed upstream call; its visible text goes to the answer as it arrives. */
+  /**
+   * The first upstream call, sent while its hold is being taken (the wallet's last seen balance
+   * covers the hold twice over), so the ledger's round trip overlaps the upstream's instead of
+   * preceding it. Nothing of the answer is read before the hold is granted; a refused hold aborts
+   * the call with its 402. The call never ends before the hold does, so a failed chat finds the
+   * hold it must release.
+   */
+  private async callUpstreamWhileHolding(
+    chat: ChatRun,
+    need: number,
+    call: { promptTokens: number; forceFinal: boolean },
+    sink: ChatSink,
+    abort: ChatAbort,
+  ): Promise<AssembledRound> {
+    // A first cover resolves true or throws (Charge.mayRunAhead).
+    const held = chat.billing.cover(need).then(() => undefined);
+    held.catch((err: unknown) => abort.abort(err));
+    try {
+      return await this.callUpstream(chat, call, sink, abort, held);
+    } finally {
+      await held.catch(() => {});
+    }
+  }
+
+  /** One streamed upstream call; its visible text goes to the answer as it arrives (once `admitted`, when given, resolved). */
   private async callUpstream(
     chat: ChatRun,
     call: { promptTokens: number; forceFinal: boolean },
     sink: ChatSink,
     abort: ChatAbort,
+    admitted?: Promise<void>,
   ): Promise<AssembledRound> {
     const modelId = chat.plan.model.id;
     chat.answer.newCall();
@@ -278,6 +309,7 @@ export class ChatOrchestrator {
       },
       {
         abort,
+        admitted,
         onData: (data) => assembler.push(data),
         onDone: () => (sawDone = true),
         drained: sink.drained,

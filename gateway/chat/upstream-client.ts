@@ -55,8 +55,14 @@ export interface StreamChatOptions {
    * full (reading pauses until it settles), undefined otherwise.
    */
   drained?(): Promise<void> | undefined;
-  /** Called once the upstream has answered 2xx, before any of its body is read. */
+  /** Called once the upstream has answered 2xx (and `admitted` resolved), before any of its body is read. */
   onResponse?(): void;
+  /**
+   * The call was sent before the chat was admitted (its first hold is still being taken): the
+   * answer is not read until this resolves. A rejection ends the call with that reason (the
+   * caller aborts `abort` with it, which cancels the request).
+   */
+  admitted?: Promise<void>;
 }
 
 export interface UpstreamClientOptions {
@@ -157,6 +163,14 @@ export class UpstreamClient {
 
     try {
       const response = await this.openStream(body, abort, fail);
+      if (options.admitted) {
+        try {
+          await options.admitted;
+        } catch (err) {
+          response.body.destroy();
+          throw err;
+        }
+      }
       options.onResponse?.();
       // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
       // network chunks intact. Node's StringDecoder rather than TextDecoder, which costs more per

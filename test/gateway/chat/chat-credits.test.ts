@@ -94,6 +94,29 @@ test('an empty wallet gets 402 insufficient_credits before any upstream call', a
   assert.equal(upstream.requests.length, 0);
 });
 
+test('a balance the gateway saw gone stale (spent elsewhere): the chat that ran ahead of its hold answers 402 and charges nothing', async () => {
+  // Observed with the hold waiting on PostgreSQL in cluster/chat-run-ahead.test.ts; here the
+  // embedded ledger refuses at once, usually before the call leaves.
+  const { wallet, key } = await fundedWallet(10);
+  const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
+  const first = await postChat(gateway, small, authHeaders(key, wallet));
+  assert.equal(first.headers.get('x-credits-remaining'), '9');
+  const elsewhere = await gateway.ledger.reserve(wallet, 9);
+  upstream.defaultTurn = { text: 'Never shown.', delayMs: 50 };
+  const before = upstream.requests.length;
+  const res = await postChat(gateway, { ...small, stream: true }, authHeaders(key, wallet));
+  assert.equal(res.status, 402);
+  assert.equal(res.body.error.code, 'insufficient_credits');
+  const sent = upstream.requests.slice(before);
+  for (let i = 0; i < 100 && sent.some((r) => !r.aborted); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(sent.length <= 1 && sent.every((r) => r.aborted), 'a call sent ahead is cancelled');
+  await gateway.ledger.release(elsewhere);
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 9, total_deposited: 10, total_spent: 1 });
+  const again = await postChat(gateway, small, authHeaders(key, wallet));
+  assert.equal(again.status, 200);
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 8, total_deposited: 10, total_spent: 2 });
+});
+
 test('a wallet holding 3 credits running a script that would cost more ends at 0, never below, with what the model wrote', async () => {
   const { wallet, key } = await fundedWallet(3);
   // Each call uses 1 credit's worth of tokens; with max_tokens 100 the hold before call k is the
