@@ -44,7 +44,9 @@ function fromHttpError(thrown: unknown): GatewayError | undefined {
   if (e.status === 413 || e.type === 'entity.too.large') {
     return new GatewayError({ status: 413, code: 'request_too_large', message: 'Request body is larger than the limit.' });
   }
-  if (e.status === 400 && (e.type === 'entity.parse.failed' || /JSON|Unexpected token|invalid/i.test(e.message ?? ''))) {
+  // co-body (under koa-body) rethrows JSON.parse's SyntaxError, and its own for a strict-mode
+  // scalar, with status 400; body-parser-style parsers say so by type.
+  if (e.status === 400 && (e.type === 'entity.parse.failed' || thrown instanceof SyntaxError)) {
     return new GatewayError({ status: 400, code: 'invalid_json', message: 'Request body is not valid JSON.' });
   }
   // `inflation` (under koa-body) throws a bare 415 with this message; raw-body uses the type.
@@ -65,6 +67,10 @@ function fromHttpError(thrown: unknown): GatewayError | undefined {
       code: 'invalid_body_encoding',
       message: 'The request body could not be decoded with its Content-Encoding.',
     });
+  }
+  // Any other client error of the HTTP stack (http-errors marks those `expose`): its own status and words.
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && (thrown as { expose?: unknown }).expose === true) {
+    return new GatewayError({ status: e.status, code: 'invalid_request', message: e.message ?? 'The request is invalid.' });
   }
   return undefined;
 }
