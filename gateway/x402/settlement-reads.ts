@@ -14,6 +14,8 @@
  *   const state = await settlementState({ rpcUrl, asset, payer, payTo, amount, nonce, fromBlock: from })
  */
 import { createPublicClient, http, parseAbi, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem';
+import { isRangeTooLarge } from '../deposits/chain-reader.js';
+import { PageRange } from '../deposits/page-range.js';
 
 const EIP3009_ABI = parseAbi([
   'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
@@ -22,16 +24,26 @@ const EIP3009_ABI = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
 ]);
 
-/** One client per RPC URL, made on first use. */
-const clients = new Map<string, PublicClient>();
+/** Blocks one eth_getLogs asks for at most; less while the provider refuses that many (PageRange). */
+const MAX_LOG_RANGE = 1_000;
+
+/** One client per RPC URL, made on first use, with the log range that provider was last seen to take. */
+const clients = new Map<string, { client: PublicClient; range: PageRange }>();
+
+function readerFor(rpcUrl: string): { client: PublicClient; range: PageRange } {
+  let reader = clients.get(rpcUrl);
+  if (!reader) {
+    reader = {
+      client: createPublicClient({ transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }) }),
+      range: new PageRange(MAX_LOG_RANGE),
+    };
+    clients.set(rpcUrl, reader);
+  }
+  return reader;
+}
 
 function clientFor(rpcUrl: string): PublicClient {
-  let client = clients.get(rpcUrl);
-  if (!client) {
-    client = createPublicClient({ transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }) });
-    clients.set(rpcUrl, client);
-  }
-  return client;
+  return readerFor(rpcUrl).client;
 }
 
 export async function latestBlock(rpcUrl: string): Promise<bigint> {
@@ -70,11 +82,10 @@ export async function settlementState(query: SettlementQuery): Promise<Settlemen
     blockNumber: head.number,
   });
   if (!used) return head.timestamp > BigInt(query.validBefore) ? 'expired' : 'unused';
-  const range = { address: asset, abi: EIP3009_ABI, fromBlock: query.fromBlock, toBlock: head.number } as const;
-  const args = { authorizer: query.payer as Address, nonce: query.nonce as Hex };
-  const [event] = await client.getContractEvents({ ...range, eventName: 'AuthorizationUsed', args });
+  const search = { rpcUrl: query.rpcUrl, asset, authorizer: query.payer as Address, nonce: query.nonce as Hex };
+  const event = await firstEvent(search, 'AuthorizationUsed', query.fromBlock, head.number);
   if (!event) {
-    const [canceled] = await client.getContractEvents({ ...range, eventName: 'AuthorizationCanceled', args });
+    const canceled = await firstEvent(search, 'AuthorizationCanceled', query.fromBlock, head.number);
     return canceled ? 'spent_otherwise' : 'unconfirmed';
   }
   const receipt = await client.getTransactionReceipt({ hash: event.transactionHash });
@@ -87,4 +98,33 @@ export async function settlementState(query: SettlementQuery): Promise<Settlemen
     transfer.args.to.toLowerCase() === query.payTo.toLowerCase() &&
     transfer.args.value === query.amount;
   return paid ? 'paid' : 'spent_otherwise';
+}
+
+/**
+ * The first `eventName` log of this authorizer's nonce in [from, to], read page by page: the
+ * settlement may be checked long after the claim, and providers cap the blocks (or results) one
+ * eth_getLogs may span; a refused page is asked again, smaller.
+ */
+async function firstEvent(
+  search: { rpcUrl: string; asset: Address; authorizer: Address; nonce: Hex },
+  eventName: 'AuthorizationUsed' | 'AuthorizationCanceled',
+  from: bigint,
+  to: bigint,
+) {
+  const { client, range } = readerFor(search.rpcUrl);
+  const args = { authorizer: search.authorizer, nonce: search.nonce };
+  for (let start = from; start <= to;) {
+    const end = start + BigInt(range.size) - 1n < to ? start + BigInt(range.size) - 1n : to;
+    let events;
+    try {
+      events = await client.getContractEvents({ address: search.asset, abi: EIP3009_ABI, eventName, args, fromBlock: start, toBlock: end });
+    } catch (err) {
+      if (!isRangeTooLarge(err) || !range.refused()) throw err;
+      continue;
+    }
+    range.fitted();
+    if (events.length > 0) return events[0];
+    start = end + 1n;
+  }
+  return undefined;
 }

@@ -11,6 +11,7 @@ import { parseSignature, type Address, type Hex } from 'viem';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { startEvmNode, type EvmNode } from '../../helpers/evm-node.js';
+import { startRpcProxy, type RpcProxy } from '../../helpers/rpc-proxy.js';
 import { compileContracts } from '../../helpers/solidity.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
 import { startTestFacilitator, type TestFacilitator } from '../../fixtures/x402/test-facilitator.js';
@@ -642,6 +643,52 @@ describe('cluster mode: the ledger and the payment records in PostgreSQL', { ski
     const served = await sendPaid(late, header);
     assert.equal(served.status, 200);
     assert.equal((await cluster.ledger.balance(late.wallet)).total_deposited, Number(TOP_UP));
+  });
+});
+
+describe('an RPC provider that caps eth_getLogs', () => {
+  const MAX_LOG_RANGE = 4;
+  let proxy: RpcProxy;
+  let capped: TestGateway;
+  let refusedRanges = 0;
+  before(async () => {
+    // Wider ranges are refused as providers do (-32005, EIP-1474's "limit exceeded").
+    proxy = await startRpcProxy(node.url, {
+      answer: (call) => {
+        if (call.method !== 'eth_getLogs') return undefined;
+        const { fromBlock, toBlock } = call.params?.[0] as { fromBlock: string; toBlock: string };
+        if (Number(BigInt(toBlock) - BigInt(fromBlock)) + 1 <= MAX_LOG_RANGE) return undefined;
+        refusedRanges++;
+        return { jsonrpc: '2.0', id: call.id, error: { code: -32005, message: `query exceeds max block range ${MAX_LOG_RANGE}` } };
+      },
+    });
+    const settings = x402Settings();
+    (settings.assets as Array<Record<string, unknown>>)[0].rpcUrl = proxy.url;
+    capped = await startChatGateway({
+      upstream,
+      tools: false,
+      config: (json) => void Object.assign(json, { freeMode: false, x402: settings }),
+    });
+  });
+  after(async () => {
+    await capped?.stop();
+    await proxy?.close();
+  });
+
+  test('a settlement that lands many blocks after the claim is found page by page and credited', async () => {
+    const payer = await fundedPayer(capped);
+    const header = await signedPaymentHeader(payer);
+    facilitator.settleDelayMs = 3_000;
+    try {
+      assert.equal(errorOf(await sendPaid(payer, header)).code, 'payment_pending');
+      await node.rpc('hardhat_mine', ['0x20']); // 32 blocks between the claim and the settlement
+      await facilitator.idle();
+    } finally {
+      facilitator.settleDelayMs = 0;
+    }
+    await eventually(async () => (await capped.ledger.balance(payer.wallet)).total_deposited > 0);
+    assert.equal((await capped.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+    assert.ok(refusedRanges > 0, 'the search asked for more than the provider takes, and went on with less');
   });
 });
 
