@@ -34,10 +34,11 @@ export interface Charge {
   /**
    * Whether work may start while the first hold of `credits` is being taken: nothing is held yet
    * and the wallet's balance last seen by this process covers twice that, so the hold will very
-   * likely be granted. The caller then uses nothing of the work's result before that `cover`
-   * resolves (it resolves true or throws), and stops the work when it throws.
+   * likely be granted. A yes counts `credits` against that balance, so a burst of requests on one
+   * sighting does not all run ahead. The caller then uses nothing of the work's result before
+   * that `cover` resolves (it resolves true or throws), and stops the work when it throws.
    */
-  mayRunAhead(credits: number): boolean;
+  claimRunAhead(credits: number): boolean;
 }
 
 /** Opens one charge per piece of work; holds nothing until the charge's first `cover`. */
@@ -50,13 +51,13 @@ const FREE_CHARGE: Charge = {
   settle: async () => undefined,
   release: async () => {},
   // Nothing to wait for: a free cover answers at once.
-  mayRunAhead: () => false,
+  claimRunAhead: () => false,
 };
 
 /** Free mode: every charge covers anything and charges nothing. */
 export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
 
-/** Wallets whose last seen balance is kept for `mayRunAhead`: ~1 MB at most. */
+/** Wallets whose last seen balance is kept for `claimRunAhead`: ~1 MB at most. */
 const BALANCE_HINTS = 10_000;
 
 /** Credits on: every charge goes through `ledger`. */
@@ -76,10 +77,12 @@ class LedgerCharge implements Charge {
     private readonly seen: LastSeenBalances,
   ) {}
 
-  mayRunAhead(credits: number): boolean {
+  claimRunAhead(credits: number): boolean {
     if (this.reservation || this.closed) return false;
     const balance = this.seen.get(this.wallet);
-    return balance !== undefined && balance >= 2 * credits;
+    if (balance === undefined || balance < 2 * credits) return false;
+    this.seen.record(this.wallet, balance - credits);
+    return true;
   }
 
   async cover(credits: number): Promise<boolean> {

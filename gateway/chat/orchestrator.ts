@@ -197,7 +197,7 @@ export class ChatOrchestrator {
         const promptTokens = chat.tally.promptTokens();
         const need = creditsToCover(chat.tally.usage, promptTokens, chat.maxOut);
         let round: AssembledRound;
-        if (chat.billing.mayRunAhead(need)) {
+        if (chat.billing.claimRunAhead(need)) {
           round = await this.callUpstreamWhileHolding(chat, need, { promptTokens, forceFinal }, sink, abort);
         } else {
           if (!(await chat.billing.cover(need))) {
@@ -273,9 +273,9 @@ export class ChatOrchestrator {
     sink: ChatSink,
     abort: ChatAbort,
   ): Promise<AssembledRound> {
-    // A first cover resolves true or throws (Charge.mayRunAhead).
+    // A first cover resolves true or throws (Charge.claimRunAhead).
     const held = chat.billing.cover(need).then(() => undefined);
-    held.catch((err: unknown) => abort.abort(err));
+    held.catch((err: unknown) => void abort.abort(err));
     try {
       return await this.callUpstream(chat, call, sink, abort, held);
     } finally {
@@ -313,11 +313,11 @@ export class ChatOrchestrator {
         onData: (data) => assembler.push(data),
         onDone: () => (sawDone = true),
         drained: sink.drained,
-        // Accepted once the first upstream call answered 2xx: until then every refusal (402,
-        // 503, the upstream's own 4xx) is still a plain HTTP error, and after it the stream's
-        // keep-alives cover however long the model thinks or the tools run.
+        onAnswer: () => (inFlight.answered = true),
+        // Accepted once the first upstream call answered 2xx (and its hold was granted): until
+        // then every refusal (402, 503, the upstream's own 4xx) is still a plain HTTP error, and
+        // after it the stream's keep-alives cover however long the model thinks or the tools run.
         onResponse: () => {
-          inFlight.answered = true;
           if (chat.accepted) return;
           chat.accepted = true;
           sink.accepted();

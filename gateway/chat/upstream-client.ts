@@ -55,12 +55,15 @@ export interface StreamChatOptions {
    * full (reading pauses until it settles), undefined otherwise.
    */
   drained?(): Promise<void> | undefined;
-  /** Called once the upstream has answered 2xx (and `admitted` resolved), before any of its body is read. */
+  /** Called the moment the upstream has answered 2xx (it took the prompt), before `admitted` is awaited. */
+  onAnswer?(): void;
+  /** Called once the upstream has answered 2xx and `admitted` resolved, before any of its body is read. */
   onResponse?(): void;
   /**
    * The call was sent before the chat was admitted (its first hold is still being taken): the
-   * answer is not read until this resolves. A rejection ends the call with that reason (the
-   * caller aborts `abort` with it, which cancels the request).
+   * answer is not read until this resolves, and the call's timeout does not run meanwhile. A
+   * rejection ends the call with that reason (the caller aborts `abort` with it, which cancels
+   * the request).
    */
   admitted?: Promise<void>;
 }
@@ -157,19 +160,28 @@ export class UpstreamClient {
     const body = this.serialize(params);
     const { abort } = options;
     if (abort.aborted) throw abort.reason;
-    const timer = setTimeout(() => abort.abort(upstreamTimeout(this.modelId, this.timeoutMs)), this.timeoutMs);
+    const timedOut = () => abort.abort(upstreamTimeout(this.modelId, this.timeoutMs));
+    const deadline = performance.now() + this.timeoutMs;
+    let timer = setTimeout(timedOut, this.timeoutMs);
     const fail = (err: unknown, during: string): unknown =>
       abort.aborted ? abort.reason : upstreamBadGateway(this.modelId, `${during}: ${errorText(err)}`);
 
     try {
       const response = await this.openStream(body, abort, fail);
+      options.onAnswer?.();
       if (options.admitted) {
+        // The ledger's wait is not the upstream's: the call's clock stops while the hold is decided.
+        clearTimeout(timer);
+        const paused = performance.now();
         try {
           await options.admitted;
+          // Aborted meanwhile (the client left, the chat's deadline): undici has destroyed the body.
+          if (abort.aborted) throw abort.reason;
         } catch (err) {
           response.body.destroy();
           throw err;
         }
+        timer = setTimeout(timedOut, Math.max(0, deadline - paused));
       }
       options.onResponse?.();
       // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across

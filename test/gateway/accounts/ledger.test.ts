@@ -282,27 +282,35 @@ describe('charging helper', () => {
     assert.equal(await unused.settle(3), undefined, 'nothing held, nothing charged');
   });
 
-  test('a charge may run ahead of its first hold only when the balance last seen covers it twice over', async () => {
+  test('a charge may run ahead of its first hold only when the balance last seen covers it twice over, and each run counts', async () => {
     const wallet = '0x' + '9'.repeat(40);
     await gw.ledger.grant(wallet, 10);
     const charger = ledgerCharger(gw.ledger);
     const first = charger.begin(wallet);
-    assert.equal(first.mayRunAhead(1), false, 'no balance seen yet');
+    assert.equal(first.claimRunAhead(1), false, 'no balance seen yet');
     await first.cover(2);
     await first.settle(2);
+    assert.equal(charger.begin(wallet).claimRunAhead(5), false, '8 seen does not cover 2 × 5');
     const second = charger.begin(wallet);
-    assert.equal(second.mayRunAhead(4), true, '8 seen covers 2 × 4');
-    assert.equal(second.mayRunAhead(5), false, '8 seen does not cover 2 × 5');
-    await second.cover(1);
-    assert.equal(second.mayRunAhead(1), false, 'a hold is already taken');
+    assert.equal(second.claimRunAhead(4), true, '8 seen covers 2 × 4');
+    // The claim counted: 4 of the 8 are spoken for until the ledger answers.
+    assert.equal(charger.begin(wallet).claimRunAhead(3), false, '4 left does not cover 2 × 3');
+    assert.equal(charger.begin(wallet).claimRunAhead(2), true, '4 left covers 2 × 2');
+    await second.cover(4);
+    assert.equal(second.claimRunAhead(1), false, 'a hold is already taken');
     await second.release();
-    assert.equal(second.mayRunAhead(1), false, 'a closed charge runs nothing');
+    assert.equal(second.claimRunAhead(1), false, 'a closed charge runs nothing');
     // Spent elsewhere (another request, another instance): the refused hold teaches the real balance.
     await gw.ledger.settle(await gw.ledger.reserve(wallet, 7), 7);
     await assert.rejects(charger.begin(wallet).cover(3), { code: 'insufficient_credits' });
-    assert.equal(charger.begin(wallet).mayRunAhead(1), false, '1 seen does not cover 2 × 1');
-    assert.equal(ledgerCharger(gw.ledger).begin(wallet).mayRunAhead(1), false, 'each charger keeps its own');
-    assert.equal(NO_CHARGE.begin(wallet).mayRunAhead(1), false, 'a free cover answers at once');
+    assert.equal(charger.begin(wallet).claimRunAhead(1), false, '1 seen does not cover 2 × 1');
+    await gw.ledger.grant(wallet, 9);
+    const settled = charger.begin(wallet);
+    await settled.cover(1);
+    await settled.settle(0);
+    assert.equal(charger.begin(wallet).claimRunAhead(5), true, 'a settle teaches it too: 10 left');
+    assert.equal(ledgerCharger(gw.ledger).begin(wallet).claimRunAhead(1), false, 'each charger keeps its own');
+    assert.equal(NO_CHARGE.begin(wallet).claimRunAhead(1), false, 'a free cover answers at once');
   });
 
   test('free mode (NO_CHARGE): the ledger is never touched', async () => {

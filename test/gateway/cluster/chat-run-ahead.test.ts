@@ -1,6 +1,6 @@
 /**
  * The first upstream call of a chat runs ahead of its hold when the wallet's last seen balance
- * covers it twice over (Charge.mayRunAhead). Made observable on the real PostgreSQL: the test
+ * covers it twice over (Charge.claimRunAhead). Made observable on the real PostgreSQL: the test
  * holds the wallet's row lock, so the gateway's hold waits while its upstream call is answered.
  * Nothing reaches the client before the hold is decided; a refused hold answers 402 and cancels
  * the call; a granted one answers in full and charges exactly.
@@ -45,7 +45,8 @@ describe('a chat running ahead of its hold', { skip: services.skip }, () => {
       upstream,
       tools: false,
       env: { DATABASE_URL: database.url },
-      config: (json) => void (json.freeMode = false),
+      // One chat at a time per wallet: a chat that never ended would hold the slot and refuse the next.
+      config: (json) => void Object.assign(json, { freeMode: false, limits: { chatConcurrencyPerWallet: 1 } }),
     });
     sql = postgres(database.url, { max: 2, onnotice: () => {} });
     key = await apiKeyFor(gateway, WALLET);
@@ -71,7 +72,12 @@ describe('a chat running ahead of its hold', { skip: services.skip }, () => {
    */
   async function chatBehindLock(
     stream: boolean,
-    options: { runsAhead: boolean; whileLocked?: (tx: postgres.TransactionSql) => Promise<void> },
+    options: {
+      runsAhead: boolean;
+      model?: string;
+      signal?: AbortSignal;
+      whileLocked?: (tx: postgres.TransactionSql) => Promise<void>;
+    },
   ) {
     upstream.reset();
     upstream.defaultTurn = { text: 'The answer.', usage: { prompt_tokens: 100, completion_tokens: 20 } };
@@ -81,7 +87,8 @@ describe('a chat running ahead of its hold', { skip: services.skip }, () => {
       response = fetch(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
         headers: authHeaders(key, WALLET),
-        body: JSON.stringify({ ...ask, stream }),
+        body: JSON.stringify({ ...ask, stream, model: options.model ?? ask.model }),
+        signal: options.signal,
       });
       if (options.runsAhead) {
         for (let i = 0; i < 200 && !upstream.requests[0]?.finished; i++) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -125,5 +132,48 @@ describe('a chat running ahead of its hold', { skip: services.skip }, () => {
       const after = await gateway.ledger.balance(WALLET);
       assert.deepEqual(after, { ...before, credits: before.credits - 1, total_spent: before.total_spent + 1 });
     }
+  });
+
+  test('a client that leaves while the hold waits: the chat ends, its hold is released, its slot freed', async () => {
+    const before = await gateway.ledger.balance(WALLET);
+    const controller = new AbortController();
+    await assert.rejects(
+      chatBehindLock(false, {
+        runsAhead: true,
+        signal: controller.signal,
+        whileLocked: async () => {
+          controller.abort();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        },
+      }),
+      { name: 'AbortError' },
+    );
+
+    // The upstream took the prompt before the client left: the hold settles that (1 credit), the rest goes back.
+    let balance = await gateway.ledger.balance(WALLET);
+    for (let i = 0; i < 100 && balance.credits + balance.total_spent !== before.total_deposited; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      balance = await gateway.ledger.balance(WALLET);
+    }
+    assert.equal(balance.credits + balance.total_spent, before.total_deposited, 'nothing is left on hold');
+    assert.equal(balance.total_spent, before.total_spent + 1);
+    // The wallet's one chat slot was given back: the next chat runs.
+    const next = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: authHeaders(key, WALLET),
+      body: JSON.stringify(ask),
+    });
+    assert.equal(next.status, 200);
+  });
+
+  test("the upstream's timeout does not run while the hold waits on the ledger", async () => {
+    // `operator` times out after 600 ms (chat-harness.ts); the lock is held well past that, after the upstream answered.
+    const res = await chatBehindLock(true, {
+      runsAhead: true,
+      model: 'operator',
+      whileLocked: () => new Promise((resolve) => setTimeout(resolve, 800)),
+    });
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /The answer\./);
   });
 });
