@@ -70,7 +70,13 @@ function fromHttpError(thrown: unknown): GatewayError | undefined {
   }
   // Any other client error of the HTTP stack (http-errors marks those `expose`): its own status and words.
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && (thrown as { expose?: unknown }).expose === true) {
-    return new GatewayError({ status: e.status, code: 'invalid_request', message: e.message ?? 'The request is invalid.' });
+    const headers = (thrown as { headers?: unknown }).headers;
+    return new GatewayError({
+      status: e.status,
+      code: 'invalid_request',
+      message: e.message ?? 'The request is invalid.',
+      headers: typeof headers === 'object' && headers !== null ? (headers as Record<string, string>) : undefined,
+    });
   }
   return undefined;
 }

@@ -114,15 +114,19 @@ async function firstEvent(
   const { client, range } = readerFor(search.rpcUrl);
   const args = { authorizer: search.authorizer, nonce: search.nonce };
   for (let start = from; start <= to;) {
-    const end = start + BigInt(range.size) - 1n < to ? start + BigInt(range.size) - 1n : to;
+    // Concurrent searches share `range`: only an answer to the size in force now may change it.
+    const asked = range.size;
+    const end = start + BigInt(asked) - 1n < to ? start + BigInt(asked) - 1n : to;
     let events;
     try {
       events = await client.getContractEvents({ address: search.asset, abi: EIP3009_ABI, eventName, args, fromBlock: start, toBlock: end });
     } catch (err) {
-      if (!isRangeTooLarge(err) || !range.refused()) throw err;
+      if (!isRangeTooLarge(err)) throw err;
+      if (range.size < asked) continue; // another search already made it smaller
+      if (!range.refused()) throw err;
       continue;
     }
-    range.fitted();
+    if (range.size === asked) range.fitted();
     if (events.length > 0) return events[0];
     start = end + 1n;
   }

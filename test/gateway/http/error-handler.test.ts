@@ -20,6 +20,7 @@ before(async () => {
     if (ctx.path === '/invalid-widget') ctx.throw(400, 'invalid widget size');
     if (ctx.path === '/teapot') ctx.throw(418, "I'm a teapot");
     if (ctx.path === '/hidden') ctx.throw(500, 'secret detail');
+    if (ctx.path === '/unexposed') throw Object.assign(new Error('internal invalid state'), { status: 400 });
     await next();
   });
   app.use(jsonBody(1024));
@@ -36,7 +37,8 @@ async function errorOf(path: string, body?: string): Promise<{ status: number; e
 }
 
 test('a body that does not parse is invalid_json; a 400 whose message says "invalid" is not', async () => {
-  for (const body of ['{"a":', '"scalar"', "{'single': 1}"]) {
+  // A `__proto__` key is refused by the parser (@hapi/bourne) as a SyntaxError too.
+  for (const body of ['{"a":', '"scalar"', "{'single': 1}", '{"__proto__":{"admin":true}}']) {
     const { status, error } = await errorOf('/', body);
     assert.equal(status, 400);
     assert.equal(error.code, 'invalid_json', body);
@@ -52,8 +54,10 @@ test('other client errors of the HTTP stack keep their status and words; server 
   assert.equal(teapot.status, 418);
   assert.equal(teapot.error.code, 'invalid_request');
   assert.equal(teapot.error.message, "I'm a teapot");
-  const hidden = await errorOf('/hidden');
-  assert.equal(hidden.status, 500);
-  assert.equal(hidden.error.code, 'internal_error');
-  assert.doesNotMatch(String(hidden.error.message), /secret/);
+  for (const path of ['/hidden', '/unexposed']) {
+    const hidden = await errorOf(path);
+    assert.equal(hidden.status, 500, path);
+    assert.equal(hidden.error.code, 'internal_error');
+    assert.doesNotMatch(String(hidden.error.message), /secret|invalid state/);
+  }
 });

@@ -11,7 +11,8 @@ import { parseSignature, type Address, type Hex } from 'viem';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { startEvmNode, type EvmNode } from '../../helpers/evm-node.js';
-import { startRpcProxy, type RpcProxy } from '../../helpers/rpc-proxy.js';
+import { startRpcProxy, type JsonRpcCall, type RpcProxy } from '../../helpers/rpc-proxy.js';
+import { settlementState, type SettlementQuery } from '../../../gateway/x402/settlement-reads.js';
 import { compileContracts } from '../../helpers/solidity.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
 import { startTestFacilitator, type TestFacilitator } from '../../fixtures/x402/test-facilitator.js';
@@ -651,17 +652,18 @@ describe('an RPC provider that caps eth_getLogs', () => {
   let proxy: RpcProxy;
   let capped: TestGateway;
   let refusedRanges = 0;
+  /** Wider ranges are refused as providers do (-32005, EIP-1474's "limit exceeded"). */
+  const refuseWideRanges = (call: JsonRpcCall) => {
+    if (call.method !== 'eth_getLogs') return undefined;
+    const { fromBlock, toBlock } = call.params?.[0] as { fromBlock: string; toBlock: string };
+    if (Number(BigInt(toBlock) - BigInt(fromBlock)) + 1 <= MAX_LOG_RANGE) return undefined;
+    refusedRanges++;
+    return { jsonrpc: '2.0' as const, id: call.id, error: { code: -32005, message: `query exceeds max block range ${MAX_LOG_RANGE}` } };
+  };
+  /** The payment the first test settles late, for the second to search again. */
+  let settled: SettlementQuery | undefined;
   before(async () => {
-    // Wider ranges are refused as providers do (-32005, EIP-1474's "limit exceeded").
-    proxy = await startRpcProxy(node.url, {
-      answer: (call) => {
-        if (call.method !== 'eth_getLogs') return undefined;
-        const { fromBlock, toBlock } = call.params?.[0] as { fromBlock: string; toBlock: string };
-        if (Number(BigInt(toBlock) - BigInt(fromBlock)) + 1 <= MAX_LOG_RANGE) return undefined;
-        refusedRanges++;
-        return { jsonrpc: '2.0', id: call.id, error: { code: -32005, message: `query exceeds max block range ${MAX_LOG_RANGE}` } };
-      },
-    });
+    proxy = await startRpcProxy(node.url, { answer: refuseWideRanges });
     const settings = x402Settings();
     (settings.assets as Array<Record<string, unknown>>)[0].rpcUrl = proxy.url;
     capped = await startChatGateway({
@@ -678,7 +680,8 @@ describe('an RPC provider that caps eth_getLogs', () => {
   test('a settlement that lands many blocks after the claim is found page by page and credited', async () => {
     const payer = await fundedPayer(capped);
     const header = await signedPaymentHeader(payer);
-    facilitator.settleDelayMs = 3_000;
+    const fromBlock = await node.publicClient.getBlockNumber();
+    facilitator.settleDelayMs = 4_000; // the gateway gives up at 1.5 s: the blocks are mined well before it lands
     try {
       assert.equal(errorOf(await sendPaid(payer, header)).code, 'payment_pending');
       await node.rpc('hardhat_mine', ['0x20']); // 32 blocks between the claim and the settlement
@@ -689,6 +692,29 @@ describe('an RPC provider that caps eth_getLogs', () => {
     await eventually(async () => (await capped.ledger.balance(payer.wallet)).total_deposited > 0);
     assert.equal((await capped.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
     assert.ok(refusedRanges > 0, 'the search asked for more than the provider takes, and went on with less');
+    const { authorization } = decode(header).payload as { authorization: Record<string, string> };
+    settled = {
+      rpcUrl: proxy.url,
+      asset: token,
+      payer: authorization.from,
+      payTo: authorization.to,
+      amount: BigInt(authorization.value),
+      nonce: authorization.nonce,
+      validBefore: Number(authorization.validBefore),
+      fromBlock,
+    };
+  });
+
+  test('searches that run at once against a provider not yet measured all find the settlement', async () => {
+    assert.ok(settled, 'the previous test settled a payment');
+    // A new URL is a provider whose range is not known yet: every search starts at the widest.
+    const fresh = await startRpcProxy(node.url, { answer: refuseWideRanges });
+    try {
+      const states = await Promise.all(Array.from({ length: 8 }, () => settlementState({ ...settled!, rpcUrl: fresh.url })));
+      assert.deepEqual(states, Array(8).fill('paid'));
+    } finally {
+      await fresh.close();
+    }
   });
 });
 
