@@ -73,21 +73,26 @@ export function createChainReader(options: { chainId: number; rpcUrls: readonly 
   };
 }
 
+/** How providers word a cap on one eth_getLogs call (its block range, or the logs it may return). */
+const RANGE_CAP =
+  /block range|range (is )?too (large|wide|big)|max(imum)? (block )?range|range \d+ (exceeds|is bigger than) (the )?(range )?limit|limited to an? [\d,]+ (block )?range|more than \d+ (results|logs)|too many (results|logs|blocks)|query exceeds|response size/i;
+/** Infura answers a rate limit with -32005 too ("daily request count exceeded, request rate limited"). */
+const RATE_LIMIT = /rate limit|request count exceeded|too many requests/i;
+
 /**
  * Whether an eth_getLogs failure means "ask for fewer blocks": providers cap the range or the
- * result size (Alchemy, Infura, QuickNode, public nodes each word it their own way; -32005 is
- * EIP-1474's "limit exceeded"). A rate limit is not a range cap.
+ * result size, each in its own words and code (Infura -32602 "range 1000000 exceeds limit of
+ * 10000" or -32005 "query returned more than 10000 results", QuickNode -32614 "eth_getLogs is
+ * limited to a 10,000 range", Tenderly's in `data`, public BSC nodes a bare -32005 "limit
+ * exceeded": EIP-1474's code for it). A rate limit is not a range cap, even under -32005.
  */
 export function isRangeTooLarge(err: unknown): boolean {
-  for (let e = err as { code?: unknown; message?: unknown; details?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (e.code === -32005) return true;
-    const text = `${String(e.message ?? '')} ${String(e.details ?? '')}`;
-    if (
-      /block range|range (is )?too (large|wide|big)|max(imum)? (block )?range|more than \d+ (results|logs)|too many (results|logs|blocks)|query exceeds|response size/i.test(
-        text,
-      )
-    )
-      return true;
-  }
-  return false;
+  type Layer = { code?: unknown; message?: unknown; details?: unknown; data?: unknown; cause?: unknown };
+  const layers: Layer[] = [];
+  for (let e = err as Layer | undefined; e && layers.length < 10; e = e.cause as Layer | undefined) layers.push(e);
+  const texts = layers.map(
+    (e) => `${String(e.message ?? '')} ${String(e.details ?? '')} ${e.data === undefined ? '' : JSON.stringify(e.data)}`,
+  );
+  if (texts.some((text) => RATE_LIMIT.test(text))) return false;
+  return layers.some((e) => e.code === -32005) || texts.some((text) => RANGE_CAP.test(text));
 }
