@@ -61,6 +61,11 @@ export interface SettlementQuery {
   validBefore: number;
   /** The chain's latest block when the payment was claimed: its settlement is at or after it. */
   fromBlock: bigint;
+  /**
+   * No log page is asked for after this time (Date.now() ms): the answer is then `unconfirmed`.
+   * A client waiting on the search sets one; the reconciler searches the whole range.
+   */
+  searchUntil?: number;
 }
 
 /**
@@ -82,11 +87,12 @@ export async function settlementState(query: SettlementQuery): Promise<Settlemen
     blockNumber: head.number,
   });
   if (!used) return head.timestamp > BigInt(query.validBefore) ? 'expired' : 'unused';
-  const search = { rpcUrl: query.rpcUrl, asset, authorizer: query.payer as Address, nonce: query.nonce as Hex };
+  const search = { rpcUrl: query.rpcUrl, asset, authorizer: query.payer as Address, nonce: query.nonce as Hex, until: query.searchUntil };
   const event = await firstEvent(search, 'AuthorizationUsed', query.fromBlock, head.number);
+  if (event === OUT_OF_TIME) return 'unconfirmed';
   if (!event) {
     const canceled = await firstEvent(search, 'AuthorizationCanceled', query.fromBlock, head.number);
-    return canceled ? 'spent_otherwise' : 'unconfirmed';
+    return canceled && canceled !== OUT_OF_TIME ? 'spent_otherwise' : 'unconfirmed';
   }
   const receipt = await client.getTransactionReceipt({ hash: event.transactionHash });
   const next = receipt.logs.find((log) => log.logIndex === event.logIndex + 1);
@@ -100,13 +106,16 @@ export async function settlementState(query: SettlementQuery): Promise<Settlemen
   return paid ? 'paid' : 'spent_otherwise';
 }
 
+const OUT_OF_TIME = Symbol('out of time');
+
 /**
  * The first `eventName` log of this authorizer's nonce in [from, to], read page by page: the
  * settlement may be checked long after the claim, and providers cap the blocks (or results) one
- * eth_getLogs may span; a refused page is asked again, smaller.
+ * eth_getLogs may span; a refused page is asked again, smaller. OUT_OF_TIME once `until` passed
+ * before the range was read.
  */
 async function firstEvent(
-  search: { rpcUrl: string; asset: Address; authorizer: Address; nonce: Hex },
+  search: { rpcUrl: string; asset: Address; authorizer: Address; nonce: Hex; until?: number },
   eventName: 'AuthorizationUsed' | 'AuthorizationCanceled',
   from: bigint,
   to: bigint,
@@ -114,6 +123,7 @@ async function firstEvent(
   const { client, range } = readerFor(search.rpcUrl);
   const args = { authorizer: search.authorizer, nonce: search.nonce };
   for (let start = from; start <= to;) {
+    if (search.until !== undefined && Date.now() > search.until) return OUT_OF_TIME;
     // Concurrent searches share `range`: only an answer to the size in force now may change it.
     const asked = range.size;
     const end = start + BigInt(asked) - 1n < to ? start + BigInt(asked) - 1n : to;

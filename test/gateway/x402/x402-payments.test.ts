@@ -716,6 +716,14 @@ describe('an RPC provider that caps eth_getLogs', () => {
       await fresh.close();
     }
   });
+
+  test('a search with a time limit (a client waiting on it) answers unconfirmed once the limit passed, asking no more pages', async () => {
+    assert.ok(settled, 'the first test settled a payment');
+    proxy.reset();
+    assert.equal(await settlementState({ ...settled, searchUntil: Date.now() - 1 }), 'unconfirmed');
+    assert.equal(proxy.callCount('eth_getLogs'), 0);
+    assert.equal(await settlementState({ ...settled, searchUntil: Date.now() + 30_000 }), 'paid');
+  });
 });
 
 test('at start the gateway asks the facilitator what it settles (GET /supported) and finds the offered network', async () => {
