@@ -76,8 +76,13 @@ export function createChainReader(options: { chainId: number; rpcUrls: readonly 
 /** How providers word a cap on one eth_getLogs call (its block range, or the logs it may return). */
 const RANGE_CAP =
   /block range|range (is )?too (large|wide|big)|max(imum)? (block )?range|range \d+ (exceeds|is bigger than) (the )?(range )?limit|limited to an? [\d,]+ (block )?range|more than \d+ (results|logs)|too many (results|logs|blocks)|query exceeds|response size/i;
-/** Infura answers a rate limit with -32005 too ("daily request count exceeded, request rate limited"). */
-const RATE_LIMIT = /rate limit|request count exceeded|too many requests/i;
+
+/**
+ * Not a range cap, whatever the code: a rate limit (Infura answers one with -32005 too: "project ID
+ * request rate exceeded", "daily request count exceeded, request rate limited"), or a backend behind
+ * the head ("block range extends beyond current head block": fewer blocks do not help, a later pass does).
+ */
+const NOT_A_RANGE_CAP = /rate limit|request rate|rate exceeded|request count exceeded|too many requests|beyond (the )?current head/i;
 
 /**
  * Whether an eth_getLogs failure means "ask for fewer blocks": providers cap the range or the
@@ -90,9 +95,17 @@ export function isRangeTooLarge(err: unknown): boolean {
   type Layer = { code?: unknown; message?: unknown; details?: unknown; data?: unknown; cause?: unknown };
   const layers: Layer[] = [];
   for (let e = err as Layer | undefined; e && layers.length < 10; e = e.cause as Layer | undefined) layers.push(e);
-  const texts = layers.map(
-    (e) => `${String(e.message ?? '')} ${String(e.details ?? '')} ${e.data === undefined ? '' : JSON.stringify(e.data)}`,
-  );
-  if (texts.some((text) => RATE_LIMIT.test(text))) return false;
+  const texts = layers.map((e) => `${String(e.message ?? '')} ${String(e.details ?? '')} ${dataText(e.data)}`);
+  if (texts.some((text) => NOT_A_RANGE_CAP.test(text))) return false;
   return layers.some((e) => e.code === -32005) || texts.some((text) => RANGE_CAP.test(text));
+}
+
+/** An error's `data` as text (Tenderly puts its words there); never throws. */
+function dataText(data: unknown): string {
+  if (data === undefined) return '';
+  try {
+    return JSON.stringify(data) ?? '';
+  } catch {
+    return String(data);
+  }
 }

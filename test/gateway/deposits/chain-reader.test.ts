@@ -30,15 +30,17 @@ test('a provider cap on the range or on the results is a range to shrink', () =>
   assert.equal(isRangeTooLarge(rpcError({ code: -32602, message: 'invalid params', data: tenderly })), true);
   // A node that says so plainly.
   assert.equal(isRangeTooLarge(rpcError({ code: -32600, message: 'block range too high' })), true);
-  // QuickNode answers HTTP 413 with the JSON-RPC body.
-  const body = '{"jsonrpc":"2.0","id":206,"error":{"code":-32614,"message":"eth_getLogs is limited to a 10,000 range"}}';
-  assert.equal(isRangeTooLarge(new HttpRequestError({ url: URL, status: 413, details: body })), true);
+  // QuickNode answers HTTP 413 with a JSON-RPC error body, which viem hands over as that error.
+  assert.equal(isRangeTooLarge(rpcError({ code: -32614, message: 'eth_getLogs is limited to a 10,000 range' })), true);
 });
 
 test('a rate limit, or any other failure, is not', () => {
   // Infura's rate limit shares -32005 with its result cap.
   const limited = { code: -32005, message: 'daily request count exceeded, request rate limited', data: { rate: { allowed_rps: 1 } } };
   assert.equal(isRangeTooLarge(rpcError(limited)), false);
+  assert.equal(isRangeTooLarge(rpcError({ code: -32005, message: 'project ID request rate exceeded' })), false);
+  // A backend behind the head: a later pass helps, fewer blocks do not.
+  assert.equal(isRangeTooLarge(rpcError({ code: -32000, message: 'block range extends beyond current head block' })), false);
   assert.equal(isRangeTooLarge(new HttpRequestError({ url: URL, status: 429, details: 'Too Many Requests' })), false);
   assert.equal(isRangeTooLarge(rpcError({ code: -32602, message: 'invalid argument 0: hex string without 0x prefix' })), false);
   assert.equal(isRangeTooLarge(new Error('fetch failed')), false);
