@@ -64,12 +64,12 @@ describe('chain list', () => {
 
   test('env overrides RPC lists, Multicall3, ENS and tokens per chain', () => {
     const chains = loadChains({
-      RPC_URL_BASE: ' https://a.example/v2/k1 , https://b.example ',
+      RPC_URL_BASE: ' http://127.0.0.1:1/v2/k1 , http://127.0.0.1:2 ',
       MULTICALL3_LOCAL: '0x5fbdb2315678afecb367f032d93f642f64180aa3',
       ENS_UNIVERSAL_RESOLVER_LOCAL: '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512',
       TOKENS_LOCAL: 'tst=0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0',
     });
-    assert.deepEqual(chains.resolve('base').rpcUrls, ['https://a.example/v2/k1', 'https://b.example']);
+    assert.deepEqual(chains.resolve('base').rpcUrls, ['http://127.0.0.1:1/v2/k1', 'http://127.0.0.1:2']);
     const local = chains.resolve('local');
     assert.equal(local.multicall3, '0x5FbDB2315678afecb367f032d93F642f64180aa3');
     assert.equal(local.ens?.universalResolver, '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512');
@@ -106,7 +106,7 @@ describe('chain list', () => {
     const chain = { id: 5, name: 'X', native_symbol: 'X', block_time_ms: 1000, rpc_urls: ['http://127.0.0.1:1'] };
     assert.doesNotThrow(() => buildChainRegistry({ chains: { x: chain } }, {}));
     assert.throws(
-      () => buildChainRegistry({ chains: { x: { ...chain, rpc_url: 'http://h' } } }, {}),
+      () => buildChainRegistry({ chains: { x: { ...chain, rpc_url: 'http://127.0.0.1:1' } } }, {}),
       /^Error: invalid chain list at chains\.x: Unrecognized key: "rpc_url"/,
     );
     const withRegistry = {
