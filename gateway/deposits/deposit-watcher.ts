@@ -28,7 +28,7 @@
  */
 import { GatewayError } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
-import { isRangeTooLarge, type ChainReader } from './chain-reader.js';
+import type { ChainReader } from './chain-reader.js';
 import { PageRange } from './page-range.js';
 import { depositId, type DepositRecord, type DepositStore } from './deposit-store.js';
 
@@ -173,15 +173,9 @@ export class DepositWatcher {
     const { chain, reader, store } = this.options;
     const tokens = [...this.tokens.keys()];
     for (let start = from; start <= head;) {
-      const end = Math.min(head, start + this.range.size - 1);
-      let logs;
-      try {
-        logs = await reader.transfersTo({ treasury: chain.treasury, tokens, fromBlock: start, toBlock: end });
-      } catch (err) {
-        if (!isRangeTooLarge(err) || !this.range.refused()) throw err;
-        continue;
-      }
-      this.range.fitted();
+      const { end, result: logs } = await this.range.page(start, head, (fromBlock, toBlock) =>
+        reader.transfersTo({ treasury: chain.treasury, tokens, fromBlock, toBlock }),
+      );
       const added = await store.recordSeen(logs, this.now());
       if (added > 0) this.options.events?.seen?.(chain.key, added);
       const settledEnd = Math.min(end, settled);

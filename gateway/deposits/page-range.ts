@@ -5,13 +5,18 @@
  * the blocks. So after GROW_AFTER_PAGES pages in a row fit, the range doubles again, up to the
  * most. A doubling refused at once says the cap is fixed: the next try waits twice as many pages
  * (up to MAX_GROW_AFTER_PAGES). A doubling that fits says the cap is gone: back to the first pace.
+ * Several readers may share one PageRange (the x402 searches of one RPC URL): only an answer to
+ * the size in force changes it, so a late answer to an older size moves nothing.
  *
  * @example
  *   const range = new PageRange(1_000)
- *   range.size      // 1000
- *   range.refused() // false once the size is 1 (nothing left to halve)
- *   range.fitted()
+ *   for (let start = from; start <= head; ) {
+ *     const { end, result: logs } = await range.page(start, head, (fromBlock, toBlock) => getLogs(fromBlock, toBlock))
+ *     start = end + 1
+ *   }
  */
+import { isRangeTooLarge } from './chain-reader.js';
+
 export class PageRange {
   /** Blocks per call now. */
   size: number;
@@ -26,8 +31,29 @@ export class PageRange {
     this.size = most;
   }
 
+  /**
+   * Read the page of [start, to] that begins at `start`, as many blocks as the size allows:
+   * `read(start, end)` answers it. A refused range (isRangeTooLarge) is asked again, smaller; at
+   * one block the refusal is something else and is thrown. Resolves with the page's last block.
+   */
+  async page<T>(start: number, to: number, read: (start: number, end: number) => Promise<T>): Promise<{ end: number; result: T }> {
+    for (;;) {
+      const asked = this.size;
+      const end = Math.min(to, start + asked - 1);
+      try {
+        const result = await read(start, end);
+        if (this.size === asked) this.fitted();
+        return { end, result };
+      } catch (err) {
+        if (!isRangeTooLarge(err)) throw err;
+        // Another reader already made it smaller: ask again at the new size.
+        if (this.size === asked && !this.refused()) throw err;
+      }
+    }
+  }
+
   /** A provider refused the size: halve it. False when it is 1 already (the refusal is something else). */
-  refused(): boolean {
+  private refused(): boolean {
     if (this.size === 1) return false;
     if (this.justGrew) this.growAfter = Math.min(this.growAfter * 2, MAX_GROW_AFTER_PAGES);
     this.justGrew = false;
@@ -37,7 +63,7 @@ export class PageRange {
   }
 
   /** A page of the current size was answered. */
-  fitted(): void {
+  private fitted(): void {
     if (this.justGrew) this.growAfter = GROW_AFTER_PAGES;
     this.justGrew = false;
     if (this.size >= this.most || ++this.fittedInRow < this.growAfter) return;

@@ -217,7 +217,7 @@ export class X402Payments {
       return { ...settlement, payer: record.wallet, network: record.network };
     }
     // The chain, not the facilitator's word, decides whether money moved: a transfer that landed is credited.
-    const state = await this.reconcileOne(record, Date.now() + REQUEST_SEARCH_MS).catch(() => 'unconfirmed' as const);
+    const state = await this.reconcileOne(record, { clientWaiting: true }).catch(() => 'unconfirmed' as const);
     if (state === 'paid') return settledResponse(record);
     if (state === 'unconfirmed') throw new PaymentPending(this.retryAfterSeconds());
     // Unused (spent otherwise and expired are forgotten already): the record stays pending until the
@@ -232,7 +232,7 @@ export class X402Payments {
     // The same signature is the same authorization, so the same payer; the wallet is checked all the same.
     if (earlier.signature !== signature || earlier.wallet !== wallet) throw reused();
     if (earlier.state === 'credited') return settledResponse(earlier);
-    const state = await this.reconcileOne(earlier, Date.now() + REQUEST_SEARCH_MS).catch(() => 'unconfirmed' as const);
+    const state = await this.reconcileOne(earlier, { clientWaiting: true }).catch(() => 'unconfirmed' as const);
     if (state === 'paid') return settledResponse(earlier);
     if (state === 'spent_otherwise') throw reused();
     if (state === 'expired') throw refuse('authorization_expired', 'this authorization expired before it was settled; sign a new one');
@@ -242,10 +242,10 @@ export class X402Payments {
   /**
    * Decide a pending payment from the chain and act on it: `paid` is credited, `spent_otherwise`
    * forgotten, `unused` forgotten once expired; `unconfirmed` (and an asset no longer configured)
-   * stays pending. A client waiting on it bounds the log search (`searchUntil`); past it the
+   * stays pending. A client waiting on it bounds the log search (REQUEST_SEARCH_MS); past it the
    * payment stays pending for the reconciler, which searches the whole range.
    */
-  private async reconcileOne(record: X402PaymentRecord, searchUntil?: number): Promise<SettlementState> {
+  private async reconcileOne(record: X402PaymentRecord, options: { clientWaiting?: boolean } = {}): Promise<SettlementState> {
     const asset = this.deps.config.assets.find((a) => a.network === record.network && a.address.toLowerCase() === record.asset);
     if (!asset) return 'unconfirmed'; // no longer configured: kept, never guessed at
     const state = await settlementState({
@@ -257,7 +257,7 @@ export class X402Payments {
       nonce: record.nonce,
       validBefore: record.validBefore,
       fromBlock: record.fromBlock,
-      searchUntil,
+      searchUntil: options.clientWaiting ? Date.now() + REQUEST_SEARCH_MS : undefined,
     });
     if (state === 'paid') {
       await this.credit(record);

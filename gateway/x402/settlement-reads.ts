@@ -14,7 +14,6 @@
  *   const state = await settlementState({ rpcUrl, asset, payer, payTo, amount, nonce, fromBlock: from })
  */
 import { createPublicClient, http, parseAbi, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem';
-import { isRangeTooLarge } from '../deposits/chain-reader.js';
 import { PageRange } from '../deposits/page-range.js';
 
 const EIP3009_ABI = parseAbi([
@@ -122,23 +121,21 @@ async function firstEvent(
 ) {
   const { client, range } = readerFor(search.rpcUrl);
   const args = { authorizer: search.authorizer, nonce: search.nonce };
-  for (let start = from; start <= to;) {
+  const last = Number(to);
+  for (let start = Number(from); start <= last;) {
     if (search.until !== undefined && Date.now() > search.until) return OUT_OF_TIME;
-    // Concurrent searches share `range`: only an answer to the size in force now may change it.
-    const asked = range.size;
-    const end = start + BigInt(asked) - 1n < to ? start + BigInt(asked) - 1n : to;
-    let events;
-    try {
-      events = await client.getContractEvents({ address: search.asset, abi: EIP3009_ABI, eventName, args, fromBlock: start, toBlock: end });
-    } catch (err) {
-      if (!isRangeTooLarge(err)) throw err;
-      if (range.size < asked) continue; // another search already made it smaller
-      if (!range.refused()) throw err;
-      continue;
-    }
-    if (range.size === asked) range.fitted();
+    const { end, result: events } = await range.page(start, last, (fromBlock, toBlock) =>
+      client.getContractEvents({
+        address: search.asset,
+        abi: EIP3009_ABI,
+        eventName,
+        args,
+        fromBlock: BigInt(fromBlock),
+        toBlock: BigInt(toBlock),
+      }),
+    );
     if (events.length > 0) return events[0];
-    start = end + 1n;
+    start = end + 1;
   }
   return undefined;
 }
