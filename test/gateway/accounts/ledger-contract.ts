@@ -191,6 +191,26 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
     });
 
+    test('a hold settled past its TTL, before anything swept it, charges nothing; the wallet gets every expired hold back', async () => {
+      await ledger.grant(wallet, 10);
+      const settled = await ledger.reserve(wallet, 4);
+      await ledger.reserve(wallet, 5);
+      clock += TTL_MS + 1;
+      assert.deepEqual(await ledger.settle(settled, 3), { charged: 0, remaining: 10 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
+    });
+
+    test('a reserve refused for want of credits counts the expired holds it freed', async () => {
+      await ledger.grant(wallet, 6);
+      await ledger.reserve(wallet, 4);
+      clock += TTL_MS + 1;
+      await assert.rejects(
+        () => ledger.reserve(wallet, 7),
+        (err: unknown) => err instanceof InsufficientCredits && err.balance === 6 && err.needed === 7,
+      );
+      assert.equal((await ledger.reserve(wallet, 6)).amount, 6);
+    });
+
     test('extend renews a hold for another full TTL', async () => {
       await ledger.grant(wallet, 10);
       const hold = await ledger.reserve(wallet, 2);

@@ -12,6 +12,7 @@ import * as responses from './0006-responses.js';
 import * as deposits from './0007-deposits.js';
 import * as x402Payments from './0008-x402-payments.js';
 import * as extendWaitsForDisk from './0009-extend-waits-for-disk.js';
+import * as ledgerBatchInline from './0010-ledger-batch-inline.js';
 
 export interface Migration {
   version: number;
@@ -29,4 +30,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, ...deposits },
   { version: 8, ...x402Payments },
   { version: 9, ...extendWaitsForDisk },
+  { version: 10, ...ledgerBatchInline },
 ];
