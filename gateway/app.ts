@@ -32,6 +32,7 @@ import type { ResponseStore } from './accounts/response-store.js';
 import { buildOpenApiDocument, openApiRouteDocs, registerOpenApiRoutes } from './http/openapi.js';
 import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/playground.js';
 import { chatConcurrency, type SharedWalletSlots } from './http/chat-concurrency.js';
+import { admit } from './http/admission.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
 import { KeptRounds, type KeptRoundsStore } from './chat/kept-rounds.js';
@@ -105,13 +106,14 @@ export function createApp(deps: AppDeps): Koa {
   });
   // 6. Routes. Open ones (health, metrics, the playground and docs pages) take no wallet; every other route takes `gated`:
   //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request
-  //    budget → JSON body. Bodies are read only once the caller is known, and inside the route,
-  //    so a route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
+  //    budget → the admission gate (the budgets decided together, http/admission.ts) → JSON body.
+  //    Bodies are read only once the caller is known and admitted, and inside the route, so a
+  //    route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
   const readJson = jsonBody(config.server.bodyLimitBytes);
   const auth = (keyRequired: 'always' | 'unless-free') => authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
   // One budget per wallet across every route group: a limiter per chain would triple it.
   const walletBudget = perWalletRateLimit(config.limits.perWallet, deps.shared?.limiters);
-  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, readJson];
+  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, admit, readJson];
   const gated = compose(gatedSteps);
   const router = new Router();
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
@@ -136,19 +138,22 @@ export function createApp(deps: AppDeps): Koa {
   // Pay on 402 only where credits are spent, after auth (a payment tops up a known wallet, it is no key); /mcp offers none.
   const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;
   const paid = payOn402 ? [payOn402] : [];
-  // One set of slots: chat completions and responses share the per-wallet and total caps.
+  // One set of slots: chat completions and responses share the per-wallet and total caps. The
+  // chat slot is the chat routes' admission gate, so it is taken beside the budgets.
   const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);
-  registerChatRoutes(router, [gated, ...paid, chatSlots], orchestrator);
+  const chatSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, chatSlots, readJson, ...paid];
+  const gatedChat = compose(chatSteps);
+  registerChatRoutes(router, [gatedChat], orchestrator);
   registerResponseRoutes(
     router,
-    { create: [gated, ...paid, chatSlots], read: [gated] },
+    { create: [gatedChat], read: [gated] },
     { orchestrator, store: deps.accounts.responses, tools: deps.tools, ttlMs: config.responses.ttlMs, logger: deps.logger },
   );
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, payOn402 });
   registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.
-  const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, readJson];
-  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), walletBudget, readJson];
+  const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, admit, readJson];
+  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), walletBudget, admit, readJson];
   const walletOnly = compose(walletOnlySteps);
   const keyOfWallet = compose(keyOfWalletSteps);
   registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });

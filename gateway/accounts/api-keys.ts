@@ -77,16 +77,23 @@ export class ApiKeys {
     return { key, record };
   }
 
-  /** The record of a presented key, or undefined when it is malformed, unknown or revoked. */
-  async find(key: string): Promise<ApiKeyRecord | undefined> {
+  /** The record of a presented key if this process holds it in memory (a hit moves up the LRU). */
+  findInMemory(key: string): ApiKeyRecord | undefined {
     if (!KEY_PATTERN.test(key)) return undefined;
     const hash = hashKey(key);
     const cached = this.cache.get(hash);
     if (cached) {
       this.cache.delete(hash);
       this.cache.set(hash, cached);
-      return cached;
     }
+    return cached;
+  }
+
+  /** The record of a presented key, or undefined when it is malformed, unknown or revoked. */
+  async find(key: string): Promise<ApiKeyRecord | undefined> {
+    const cached = this.findInMemory(key);
+    if (cached || !KEY_PATTERN.test(key)) return cached;
+    const hash = hashKey(key);
     const generation = this.generation;
     const record = await this.store.get(hash);
     // A forget or clear during the read may be this key's revocation, after the read's snapshot:

@@ -18,6 +18,7 @@ import { requireAdmin } from './admin-auth.js';
 import { parseWalletAddress } from '../accounts/wallet-address.js';
 import { MAX_GRANT } from '../accounts/limits.js';
 import { balanceSchema, json, type RouteDoc } from './route-doc.js';
+import { admit } from './admission.js';
 
 const grantSchema = z
   .object({
@@ -39,7 +40,7 @@ function walletParam(value: string, param: string): string {
 }
 
 export function registerAdminRoutes(router: Router, deps: { adminToken: string | undefined; ledger: Ledger; jsonBody: Middleware }): void {
-  const admin = compose([requireAdmin(deps.adminToken, 'disabled'), deps.jsonBody]);
+  const admin = compose([requireAdmin(deps.adminToken, 'disabled'), admit, deps.jsonBody]);
 
   router.post('/admin/credits/grant', admin, async (ctx) => {
     const parsed = grantSchema.safeParse(ctx.request.body ?? {});

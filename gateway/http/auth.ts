@@ -19,6 +19,7 @@
 import type { Context, Next } from 'koa';
 import { Forbidden, Unauthorized } from '../errors.js';
 import type { ApiKeys } from '../accounts/api-keys.js';
+import { admitted } from './admission.js';
 
 export interface AuthOptions {
   freeMode: boolean;
@@ -45,7 +46,13 @@ export function authenticate(apiKeys: ApiKeys, options: AuthOptions) {
 async function checkKey(apiKeys: ApiKeys, options: AuthOptions, ctx: Context, header: string, next: Next): Promise<void> {
   const match = /^Bearer\s+(\S+)$/i.exec(header);
   const key = match?.[1];
-  const record = key === undefined ? undefined : await apiKeys.find(key);
+  let record = key === undefined ? undefined : apiKeys.findInMemory(key);
+  if (key !== undefined && !record) {
+    // A store read waits for the request's budgets (http/admission.ts): a flood of unknown keys
+    // stops at the IP's budget before it reaches the store.
+    await admitted(ctx);
+    record = await apiKeys.find(key);
+  }
   if (!key || !record) throw new Unauthorized('invalid_api_key', 'The API key is not valid: it is unknown, malformed or revoked.');
   if (record.address !== ctx.state.wallet) {
     throw new Forbidden('wallet_mismatch', 'This API key belongs to another wallet than x-wallet-address.');

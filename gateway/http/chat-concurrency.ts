@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { RateLimited } from '../errors.js';
+import { admitted } from './admission.js';
 
 /**
  * Per-wallet chat slots every instance shares (cluster mode: leases in Redis with a TTL, so a
@@ -25,6 +26,7 @@ export interface ChatConcurrencyLimits {
  * response has ended (for a streamed answer, until the stream closes). Counters live in the
  * returned middleware, so each app gets its own; the per-wallet cap is cluster-wide when
  * `shared` slots are given (the total cap protects this instance, so it stays per instance).
+ * It is the route's admission gate: the budgets' checks and the slot are decided together.
  *
  * @example
  *   router.post('/v1/chat/completions', gated, chatConcurrency(config.limits), handleChat)
@@ -58,7 +60,15 @@ export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWa
 
   return async function capChatConcurrency(ctx: Context, next: Next): Promise<void> {
     const wallet = ctx.state.wallet ?? `ip:${ctx.ip}`;
-    const releaseWallet = await walletSlot(wallet);
+    // The slot is taken beside the request's budgets (http/admission.ts), which are decided first.
+    const slot = walletSlot(wallet);
+    try {
+      await admitted(ctx);
+    } catch (err) {
+      void slot.then((releaseRefused) => releaseRefused?.());
+      throw err;
+    }
+    const releaseWallet = await slot;
     if (!releaseWallet) throw tooMany();
     if (runningTotal >= limits.chatConcurrencyTotal) {
       releaseWallet();

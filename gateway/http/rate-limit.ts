@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimited } from '../errors.js';
+import { startCheck } from './admission.js';
 
 export interface BucketLimit {
   /** Requests allowed per window; the bucket refills to this many every `durationSec`. */
@@ -24,6 +25,11 @@ export interface RateLimitOptions extends BucketLimit {
   keyOf(ctx: Context): string | undefined;
   /** The counters; default a memory limiter. */
   limiter?: RateLimiterAbstract;
+  /**
+   * Whether a gate further on decides this request's check (http/admission.ts), so the request
+   * goes on while the check runs; otherwise the check is decided before it goes on. Default: yes.
+   */
+  decidedAtGate?(ctx: Context): boolean;
 }
 
 /**
@@ -33,37 +39,52 @@ export interface RateLimitOptions extends BucketLimit {
  * ends. The maintained limiter is kept over a hand-rolled counter: its promise per request costs
  * a few microseconds, and the same API backs the shared Redis limiter when instances multiply.
  *
+ * The check starts here and is decided at the route's gate (http/admission.ts), beside the
+ * request's other checks. A request that fails after its check started answers 429 all the same
+ * when over budget, and a route without a gate (health, the pages) is answered 429 here.
+ *
  * @example
  *   app.use(rateLimit({ subject: 'IP address', points: 1200, durationSec: 60, keyOf: (ctx) => ctx.ip }))
  */
 export function rateLimit(options: RateLimitOptions) {
   const limiter = options.limiter ?? memoryLimiters('', options);
+  const refused = (rejection: unknown): never => {
+    // Limiters reject with a RateLimiterRes when over budget (the Redis one falls back to its
+    // in-memory insurance when Redis fails); anything else is a bug.
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    throw new RateLimited(
+      `Rate limit exceeded for this ${options.subject}: ${options.points} requests per ${options.durationSec} s.`,
+      rejection.msBeforeNext / 1000,
+    );
+  };
   return async function limitRate(ctx: Context, next: Next): Promise<void> {
     const key = options.keyOf(ctx);
-    if (key !== undefined) {
-      try {
-        await limiter.consume(key);
-      } catch (rejection) {
-        // Limiters reject with a RateLimiterRes when over budget (the Redis one falls back to its
-        // in-memory insurance when Redis fails); anything else is a bug.
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        throw new RateLimited(
-          `Rate limit exceeded for this ${options.subject}: ${options.points} requests per ${options.durationSec} s.`,
-          rejection.msBeforeNext / 1000,
-        );
-      }
+    if (key === undefined) return next();
+    const verdict = limiter.consume(key).catch(refused);
+    if (options.decidedAtGate?.(ctx) === false) await verdict;
+    else startCheck(ctx, verdict);
+    try {
+      await next();
+    } catch (err) {
+      await verdict; // over budget, the answer is 429 whatever failed after the check started
+      throw err;
     }
-    await next();
+    await verdict;
   };
 }
 
-/** Per client IP (the proxy's `X-Forwarded-For` when `server.trustProxy`); health probes are exempt. */
+/**
+ * Per client IP (the proxy's `X-Forwarded-For` when `server.trustProxy`); health probes are
+ * exempt. A request naming a wallet is headed for a route with a gate, so its check runs beside
+ * the wallet's; any other (the pages, metrics, admin) is decided before it goes on.
+ */
 export function perIpRateLimit(limit: BucketLimit, limiters: LimiterFactory = memoryLimiters) {
   return rateLimit({
     ...limit,
     subject: 'IP address',
     keyOf: (ctx) => (ctx.path === '/health' ? undefined : ctx.ip),
     limiter: limiters('ip', limit),
+    decidedAtGate: (ctx) => ctx.get('x-wallet-address') !== '',
   });
 }
 
