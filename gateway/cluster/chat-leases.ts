@@ -27,6 +27,9 @@ export class ChatLeases {
   /** Leases this instance holds: id → the wallet set's key. */
   private readonly held = new Map<string, string>();
   private readonly timer: NodeJS.Timeout;
+  /** Lease ids: this instance's random prefix and a counter (no random draw, a system call, per chat). */
+  private readonly leasePrefix = `${randomBytes(9).toString('base64url')}_`;
+  private leaseCounter = 0;
 
   constructor(
     private readonly redis: SharedRedis,
@@ -38,7 +41,7 @@ export class ChatLeases {
 
   async acquire(wallet: string, cap: number): Promise<(() => void) | undefined> {
     const key = this.redis.key(`chat:${wallet}`);
-    const id = randomBytes(9).toString('base64url');
+    const id = `${this.leasePrefix}${(this.leaseCounter++).toString(36)}`;
     const now = Date.now();
     const taken = await redisGuarded(() => this.redis.client.eval(ACQUIRE, 1, key, now, now + this.ttlMs, id, cap, this.ttlMs));
     if (taken !== 1) return undefined;

@@ -58,6 +58,12 @@ export class PostgresLedger implements Ledger {
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private readonly batches: LedgerBatches;
+  /**
+   * Hold ids: this process's random prefix and a counter. Unique across every instance (72 random
+   * bits per process) without a random draw per hold, which costs a system call here (~4 µs).
+   */
+  private readonly holdPrefix = `res_${randomBytes(9).toString('base64url')}_`;
+  private holdCounter = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -139,7 +145,7 @@ export class PostgresLedger implements Ledger {
   async reserve(wallet: string, amount: number): Promise<Reservation> {
     positiveInteger(amount, 'amount');
     const address = wallet.toLowerCase();
-    const id = `res_${randomBytes(12).toString('base64url')}`;
+    const id = `${this.holdPrefix}${(this.holdCounter++).toString(36)}`;
     const row = await this.batches.run({ kind: 'reserve', wallet: address, id, amount });
     if (!row.ok) throw new InsufficientCredits(row.credits, amount);
     return { id, wallet: address, amount };
