@@ -250,6 +250,12 @@ async function main(): Promise<void> {
       ];
       console.log(`${target.name.padEnd(30)}${columns.join('')}`);
     }
+    console.log('each run, in order (p50@1 ms; req/s@50):');
+    for (const target of targets) {
+      const p50Runs = p50s.get(target.name)!.map((v) => v.toFixed(3));
+      const rateRuns = rates.get(target.name)!.map((v) => v.toFixed(0));
+      console.log(`  ${target.name.padEnd(28)}${p50Runs.join(' / ')}; ${rateRuns.join(' / ')}`);
+    }
     const k1 = median(p50s.get(targets[2].name)!) - free1;
     const k50 = median(rates.get(targets[2].name)!) / free50;
     console.log(`\ncluster: throughput @50 ${k50.toFixed(2)} × free (target ≥ 0.3)`);
