@@ -99,11 +99,19 @@ test("per-IP budget on /v1/tools/execute: with a wallet header it is decided at 
   });
   gateways.push(gateway);
   const execute = (headers: Record<string, string>) =>
-    fetch(`${gateway.url}/v1/tools/execute`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"tool":"x"}' });
+    fetch(`${gateway.url}/v1/tools/execute`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{"tool":"x"}',
+    });
   assert.equal((await fetch(`${gateway.url}/v1/models`, { headers: walletHeaders() })).status, 200);
   const message = 'Rate limit exceeded for this IP address: 1 requests per 60 s.';
   const shaped = await execute(walletHeaders());
   assert.equal(shaped.status, 429);
-  assert.deepEqual(await shaped.json(), { ok: false, tool: null, error: { message, type: 'rate_limit_error', code: 'rate_limited', param: null } });
+  assert.deepEqual(await shaped.json(), {
+    ok: false,
+    tool: null,
+    error: { message, type: 'rate_limit_error', code: 'rate_limited', param: null },
+  });
   await expectRateLimited(await execute({}), message);
 });
