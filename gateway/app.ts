@@ -139,9 +139,18 @@ export function createApp(deps: AppDeps): Koa {
   const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;
   const paid = payOn402 ? [payOn402] : [];
   // One set of slots: chat completions and responses share the per-wallet and total caps. The
-  // chat slot is the chat routes' admission gate, so it is taken beside the budgets.
+  // wallet's slot is the chat routes' admission gate, taken beside the budgets; the instance's
+  // slot only once the body is in (http/chat-concurrency.ts).
   const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);
-  const chatSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, chatSlots, readJson, ...paid];
+  const chatSteps: Middleware[] = [
+    requireWallet(),
+    auth('unless-free'),
+    walletBudget,
+    chatSlots.wallet,
+    readJson,
+    chatSlots.total,
+    ...paid,
+  ];
   const gatedChat = compose(chatSteps);
   registerChatRoutes(router, [gatedChat], orchestrator);
   registerResponseRoutes(

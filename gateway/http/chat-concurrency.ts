@@ -26,10 +26,15 @@ export interface ChatConcurrencyLimits {
  * response has ended (for a streamed answer, until the stream closes). Counters live in the
  * returned middleware, so each app gets its own; the per-wallet cap is cluster-wide when
  * `shared` slots are given (the total cap protects this instance, so it stays per instance).
- * It is the route's admission gate: the budgets' checks and the slot are decided together.
+ *
+ * Two steps: `wallet` takes the wallet's slot beside the request's budgets and is the route's
+ * admission gate (http/admission.ts: the budgets and the slot are decided together, one round
+ * trip to Redis); `total` takes one of the instance's slots once the body is read, so a client
+ * trickling its bodies holds only its own wallet's slots, never the whole gateway's.
  *
  * @example
- *   router.post('/v1/chat/completions', gated, chatConcurrency(config.limits), handleChat)
+ *   const slots = chatConcurrency(config.limits)
+ *   router.post('/v1/chat/completions', requireWallet(), budget, slots.wallet, readJson, slots.total, handleChat)
  */
 export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWalletSlots) {
   const runningPerWallet = new Map<string, number>();
@@ -58,39 +63,43 @@ export function chatConcurrency(limits: ChatConcurrencyLimits, shared?: SharedWa
     }
   }
 
-  return async function capChatConcurrency(ctx: Context, next: Next): Promise<void> {
-    const wallet = ctx.state.wallet ?? `ip:${ctx.ip}`;
-    // The slot is taken beside the request's budgets (http/admission.ts), which are decided first.
-    const slot = walletSlot(wallet);
-    try {
-      await admitted(ctx);
-    } catch (err) {
-      void slot.then((releaseRefused) => releaseRefused?.());
-      throw err;
-    }
-    const releaseWallet = await slot;
-    if (!releaseWallet) throw tooMany();
-    if (runningTotal >= limits.chatConcurrencyTotal) {
-      releaseWallet();
-      throw new RateLimited('The gateway is running as many chat requests as it can; retry shortly.', 1);
-    }
-
-    runningTotal += 1;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      runningTotal -= 1;
-      releaseWallet();
-    };
-
-    try {
-      await next();
-    } finally {
-      // A streamed answer keeps running after the handler returns: hold the slot until it ends.
-      const streaming = typeof (ctx.body as { pipe?: unknown } | null)?.pipe === 'function';
-      if (streaming && !ctx.res.writableEnded && !ctx.res.destroyed) ctx.res.once('close', release);
-      else release();
-    }
+  return {
+    wallet: async function holdWalletSlot(ctx: Context, next: Next): Promise<void> {
+      const slot = walletSlot(ctx.state.wallet ?? `ip:${ctx.ip}`);
+      try {
+        await admitted(ctx);
+      } catch (err) {
+        void slot.then((releaseRefused) => releaseRefused?.());
+        throw err;
+      }
+      const release = await slot;
+      if (!release) throw tooMany();
+      await holdUntilAnswered(ctx, next, release);
+    },
+    total: async function holdTotalSlot(ctx: Context, next: Next): Promise<void> {
+      if (runningTotal >= limits.chatConcurrencyTotal) {
+        throw new RateLimited('The gateway is running as many chat requests as it can; retry shortly.', 1);
+      }
+      runningTotal += 1;
+      await holdUntilAnswered(ctx, next, () => (runningTotal -= 1));
+    },
   };
+}
+
+/** Run the rest of the route, then `release` once the response has ended (exactly once). */
+async function holdUntilAnswered(ctx: Context, next: Next, release: () => void): Promise<void> {
+  let released = false;
+  const releaseOnce = () => {
+    if (released) return;
+    released = true;
+    release();
+  };
+  try {
+    await next();
+  } finally {
+    // A streamed answer keeps running after the handler returns: hold the slot until it ends.
+    const streaming = typeof (ctx.body as { pipe?: unknown } | null)?.pipe === 'function';
+    if (streaming && !ctx.res.writableEnded && !ctx.res.destroyed) ctx.res.once('close', releaseOnce);
+    else releaseOnce();
+  }
 }

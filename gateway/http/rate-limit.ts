@@ -75,8 +75,9 @@ export function rateLimit(options: RateLimitOptions) {
 
 /**
  * Per client IP (the proxy's `X-Forwarded-For` when `server.trustProxy`); health probes are
- * exempt. A request naming a wallet is headed for a route with a gate, so its check runs beside
- * the wallet's; any other (the pages, metrics, admin) is decided before it goes on.
+ * exempt. A POST naming a wallet is headed for a route with a gate (chat, responses, tool
+ * execution, MCP, key minting), so its check runs beside the wallet's; anything else (the pages,
+ * metrics, admin, every GET) is decided before it goes on, as it was before there were gates.
  */
 export function perIpRateLimit(limit: BucketLimit, limiters: LimiterFactory = memoryLimiters) {
   return rateLimit({
@@ -84,7 +85,7 @@ export function perIpRateLimit(limit: BucketLimit, limiters: LimiterFactory = me
     subject: 'IP address',
     keyOf: (ctx) => (ctx.path === '/health' ? undefined : ctx.ip),
     limiter: limiters('ip', limit),
-    decidedAtGate: (ctx) => ctx.get('x-wallet-address') !== '',
+    decidedAtGate: (ctx) => ctx.method === 'POST' && ctx.get('x-wallet-address') !== '',
   });
 }
 

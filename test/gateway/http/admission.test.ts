@@ -78,7 +78,7 @@ before(async () => {
   const answered: Middleware = (ctx) => {
     ctx.body = { ok: true };
   };
-  const chatSteps: Middleware[] = [requireWallet(), auth, budget, chatSlots, answered];
+  const chatSteps: Middleware[] = [requireWallet(), auth, budget, chatSlots.wallet, chatSlots.total, answered];
   const otherSteps: Middleware[] = [requireWallet(), auth, budget, admit, answered];
   const router = new Map<string, Middleware>([
     ['/chat', compose(chatSteps)],
@@ -102,8 +102,9 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   assert.ok(condition(), what);
 }
 
+/** A POST naming a wallet: the requests whose IP budget is decided at the gate (GETs decide it first). */
 function send(path: string, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${url}${path}`, { headers: { 'x-wallet-address': WALLET, ...headers } });
+  return fetch(`${url}${path}`, { method: 'POST', headers: { 'x-wallet-address': WALLET, ...headers } });
 }
 
 test("a chat's budget and slot are both in flight before either is answered, and the chat runs once both admit it", async () => {
@@ -159,6 +160,10 @@ test('over the IP budget: 429 for the IP, though the wallet admits; an unknown k
   slots.calls[0].answer(true);
   assert.equal((await chat).status, 429);
   await until(() => released === 1, 'the slot is released');
+  // A GET is refused for its IP before anything else: its wallet's budget is never asked.
+  const get = await fetch(`${url}/other`, { headers: { 'x-wallet-address': WALLET } });
+  assert.equal(get.status, 429);
+  assert.equal(walletBudget.waiting(), 1, 'only the POST asked the wallet budget');
   await ipLimiter.delete('::ffff:127.0.0.1');
   await ipLimiter.delete('127.0.0.1');
 });

@@ -1,10 +1,11 @@
 /**
  * The chat concurrency cap on a tiny Koa app: the same error handler as the gateway, a stand-in
- * wallet step and a handler that holds each request until the test releases it.
+ * wallet step, the body read between the wallet's slot and the instance's, and a handler that
+ * holds each request until the test releases it.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import Koa from 'koa';
@@ -23,7 +24,14 @@ before(async () => {
     if (wallet) ctx.state.wallet = wallet;
     await next();
   });
-  app.use(chatConcurrency({ chatConcurrencyPerWallet: 2, chatConcurrencyTotal: 3 }));
+  const slots = chatConcurrency({ chatConcurrencyPerWallet: 2, chatConcurrencyTotal: 3 });
+  app.use(slots.wallet);
+  // The body is read between the two slots, as in the gateway.
+  app.use(async (ctx, next) => {
+    await new Promise((resolve) => ctx.req.on('end', resolve).resume());
+    await next();
+  });
+  app.use(slots.total);
   app.use(async (ctx) => {
     const id = ctx.get('x-test-id');
     if (ctx.query.stream === '1') {
@@ -106,5 +114,30 @@ test('a streamed answer holds its slot until the stream ends', async () => {
   for (const [, h] of held) h.release();
   await s2.text();
   await next!.text();
+  held.clear();
+});
+
+test("a chat whose body is still arriving holds its wallet's slot, not one of the instance's", async () => {
+  // Headers and half a body, then nothing: the request waits in the body read.
+  const slow = request(`${url}/chat`, { method: 'POST', headers: { 'x-wallet-address': 'W', 'x-test-id': 'w1', 'content-length': '10' } });
+  slow.write('{"a":');
+  await new Promise((r) => setTimeout(r, 100));
+  // All three of the instance's slots are still free for other wallets…
+  const others = ['x1', 'y1', 'z1'].map((id) => send(id, id[0].toUpperCase()));
+  for (const id of ['x1', 'y1', 'z1']) await waitUntilHeld(id);
+  await expectCapped(await send('v1', 'V'), TOTAL);
+  // …while the slow one holds one of its wallet's two.
+  held.get('x1')!.release();
+  const second = send('w2', 'W');
+  await waitUntilHeld('w2');
+  await expectCapped(await send('w3', 'W'), PER_WALLET);
+  for (const id of ['y1', 'z1', 'w2']) held.get(id)!.release();
+  for (const res of [...(await Promise.all(others)), await second]) assert.equal(res.status, 200);
+  // The rest of the body: now it takes an instance slot and runs.
+  const answered = new Promise<number>((resolve) => slow.on('response', (res) => resolve(res.resume().statusCode!)));
+  slow.end('1}   ');
+  await waitUntilHeld('w1');
+  held.get('w1')!.release();
+  assert.equal(await answered, 200);
   held.clear();
 });

@@ -7,8 +7,8 @@
  *   per step);
  * - a wallet's expired holds are swept only when it has one (an index probe, as `ledger_balance`
  *   does), not by a delete-and-insert statement on every batch;
- * - a batch of one step locks its one wallet by key, and a lone reserve takes its lock with its
- *   own UPDATE; the ordered lock over the array stays for batches of many steps;
+ * - a batch of one step locks its one wallet by key; the ordered lock over the array stays for
+ *   batches of many steps;
  * - a settle deletes its hold first and looks for an earlier outcome only when there is none.
  */
 export const name = 'ledger-batch-inline';
@@ -25,16 +25,15 @@ begin
   if not ('settle' = any(kinds)) then
     perform set_config('synchronous_commit', 'off', true);
   end if;
-  -- Every wallet's row lock first, in address order, so two batches cannot deadlock. A lone
-  -- reserve holds one lock only, taken by its UPDATE.
+  -- Every wallet's row lock first, in address order, so two batches cannot deadlock (and a
+  -- refused reserve reports the balance it was refused on).
   if n > 1 then
     perform 1 from wallets x where x.address = any(wallets) order by x.address for update;
-  elsif n = 1 and kinds[1] <> 'reserve' then
+  elsif n = 1 then
     perform 1 from wallets x where x.address = wallets[1] for update;
   end if;
   foreach w in array case when n > 1 then array(select distinct unnest(wallets)) else wallets end loop
     if exists (select 1 from reservations r where r.wallet = w and r.expires_at <= now_ms) then
-      perform 1 from wallets x where x.address = w for update;
       perform ledger_sweep_locked(w, now_ms);
     end if;
   end loop;
