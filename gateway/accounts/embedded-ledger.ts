@@ -26,7 +26,7 @@
  *   const hold = await ledger.reserve(wallet, 5)     // or InsufficientCredits (402)
  *   const { charged } = await ledger.settle(hold, 3)  // charges 3, returns 2, durable
  */
-import { randomBytes } from 'node:crypto';
+import { idSequence } from './id-sequence.js';
 import { z } from 'zod';
 import {
   ExternalCreditConflict,
@@ -156,8 +156,7 @@ export class EmbeddedLedger implements Ledger {
   private readonly commits: GroupCommit;
   private readonly now: () => number;
   private readonly maxWallets: number;
-  private readonly holdPrefix = `res_${randomBytes(6).toString('base64url')}`;
-  private holdCounter = 0;
+  private readonly nextHoldId = idSequence('res_');
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -219,7 +218,7 @@ export class EmbeddedLedger implements Ledger {
     const state = await this.state(wallet);
     this.sweep(state);
     if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
-    const id = `${this.holdPrefix}${(this.holdCounter++).toString(36)}`;
+    const id = this.nextHoldId();
     state.credits -= amount;
     state.holds.set(id, { amount, expiresAt: this.now() + this.options.reservationTtlMs });
     this.holding.add(state);

@@ -10,7 +10,7 @@
  *   const release = await leases.acquire(wallet, 8)   // undefined: 8 chats already run for it
  *   release?.()
  */
-import { randomBytes } from 'node:crypto';
+import { idSequence } from '../accounts/id-sequence.js';
 import { redisGuarded, type SharedRedis } from './shared-redis.js';
 
 const LEASE_TTL_MS = 15_000;
@@ -27,9 +27,7 @@ export class ChatLeases {
   /** Leases this instance holds: id → the wallet set's key. */
   private readonly held = new Map<string, string>();
   private readonly timer: NodeJS.Timeout;
-  /** Lease ids: this instance's random prefix and a counter (no random draw, a system call, per chat). */
-  private readonly leasePrefix = `${randomBytes(9).toString('base64url')}_`;
-  private leaseCounter = 0;
+  private readonly nextLeaseId = idSequence('');
 
   constructor(
     private readonly redis: SharedRedis,
@@ -41,7 +39,7 @@ export class ChatLeases {
 
   async acquire(wallet: string, cap: number): Promise<(() => void) | undefined> {
     const key = this.redis.key(`chat:${wallet}`);
-    const id = `${this.leasePrefix}${(this.leaseCounter++).toString(36)}`;
+    const id = this.nextLeaseId();
     const now = Date.now();
     const taken = await redisGuarded(() => this.redis.client.eval(ACQUIRE, 1, key, now, now + this.ttlMs, id, cap, this.ttlMs));
     if (taken !== 1) return undefined;
