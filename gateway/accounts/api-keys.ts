@@ -15,6 +15,7 @@
  *   const record = await keys.find(key)   // undefined when unknown or revoked
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { ApiKeyRecord, KeyStore } from './types.js';
 
 export type { ApiKeyRecord } from './types.js';
@@ -42,9 +43,8 @@ export function hashKey(key: string): string {
 
 export class ApiKeys {
   private readonly now: () => number;
-  private readonly cacheSize: number;
-  /** Hash → record; a Map keeps insertion order, so re-inserting on a hit makes it an LRU. */
-  private readonly cache = new Map<string, ApiKeyRecord>();
+  /** Hash → record, the least recently used dropped first. */
+  private readonly cache: LRUCache<string, ApiKeyRecord>;
   /** Bumped by every forget, clear and change: a store read that straddles one is not cached. */
   private generation = 0;
   private readonly listeners: Array<(change: KeyChange) => void> = [];
@@ -55,7 +55,7 @@ export class ApiKeys {
     options: { now?: () => number; cacheSize?: number; onTouchError?: (err: unknown) => void } = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.cacheSize = options.cacheSize ?? DEFAULT_CACHE_SIZE;
+    this.cache = new LRUCache({ max: options.cacheSize ?? DEFAULT_CACHE_SIZE });
     this.onTouchError = options.onTouchError ?? (() => {});
   }
 
@@ -79,26 +79,20 @@ export class ApiKeys {
 
   /** The record of a presented key if this process holds it in memory (a hit moves up the LRU). */
   findInMemory(key: string): ApiKeyRecord | undefined {
-    if (!KEY_PATTERN.test(key)) return undefined;
-    const hash = hashKey(key);
-    const cached = this.cache.get(hash);
-    if (cached) {
-      this.cache.delete(hash);
-      this.cache.set(hash, cached);
-    }
-    return cached;
+    return KEY_PATTERN.test(key) ? this.cache.get(hashKey(key)) : undefined;
   }
 
   /** The record of a presented key, or undefined when it is malformed, unknown or revoked. */
   async find(key: string): Promise<ApiKeyRecord | undefined> {
-    const cached = this.findInMemory(key);
-    if (cached || !KEY_PATTERN.test(key)) return cached;
+    if (!KEY_PATTERN.test(key)) return undefined;
     const hash = hashKey(key);
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
     const generation = this.generation;
     const record = await this.store.get(hash);
     // A forget or clear during the read may be this key's revocation, after the read's snapshot:
     // the record is answered (it was valid when read) but not cached.
-    if (record && generation === this.generation) this.remember(hash, record);
+    if (record && generation === this.generation) this.cache.set(hash, record);
     return record;
   }
 
@@ -121,7 +115,7 @@ export class ApiKeys {
     const entries = await this.store.list(address.toLowerCase());
     // A cached record may be newer (its last_used_at write is still on its way).
     return entries.map(({ hash, record }) => {
-      const { address: _address, ...listing } = this.cache.get(hash) ?? record;
+      const { address: _address, ...listing } = this.cache.peek(hash) ?? record;
       return listing;
     });
   }
@@ -155,10 +149,5 @@ export class ApiKeys {
     this.generation++;
     this.cache.delete(change.hash);
     for (const listener of this.listeners) listener(change);
-  }
-
-  private remember(hash: string, record: ApiKeyRecord): void {
-    this.cache.set(hash, record);
-    if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!);
   }
 }

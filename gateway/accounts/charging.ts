@@ -12,7 +12,7 @@
  *   const result = await withCharge(charger, wallet, 1, async () => ({ result: await runTool(), cost: 1 }))
  */
 import { InsufficientCredits, ReservationClosed } from '../errors.js';
-import { LastSeenBalances } from './last-seen-balances.js';
+import { LRUCache } from 'lru-cache';
 import type { Ledger, Reservation, Settlement } from './types.js';
 
 export interface Charge {
@@ -57,12 +57,16 @@ const FREE_CHARGE: Charge = {
 /** Free mode: every charge covers anything and charges nothing. */
 export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
 
-/** Wallets whose last seen balance is kept for `claimRunAhead`: ~1 MB at most. */
+/**
+ * Wallets whose last seen balance is kept for `claimRunAhead`: ~1 MB at most. The spendable
+ * balance this process last saw (after a settle, or in a refused hold) is a hint only: other
+ * requests and instances spend too, and the ledger still decides every hold.
+ */
 const BALANCE_HINTS = 10_000;
 
 /** Credits on: every charge goes through `ledger`. */
 export function ledgerCharger(ledger: Ledger): Charger {
-  const seen = new LastSeenBalances(BALANCE_HINTS);
+  const seen = new LRUCache<string, number>({ max: BALANCE_HINTS });
   return { begin: (wallet) => new LedgerCharge(ledger, wallet, seen) };
 }
 
@@ -74,14 +78,14 @@ class LedgerCharge implements Charge {
   constructor(
     private readonly ledger: Ledger,
     private readonly wallet: string,
-    private readonly seen: LastSeenBalances,
+    private readonly seen: LRUCache<string, number>,
   ) {}
 
   claimRunAhead(credits: number): boolean {
     if (this.reservation || this.closed) return false;
     const balance = this.seen.get(this.wallet);
     if (balance === undefined || balance < 2 * credits) return false;
-    this.seen.record(this.wallet, balance - credits);
+    this.seen.set(this.wallet, balance - credits);
     return true;
   }
 
@@ -91,7 +95,7 @@ class LedgerCharge implements Charge {
       try {
         this.reservation = await this.ledger.reserve(this.wallet, credits);
       } catch (err) {
-        if (err instanceof InsufficientCredits) this.seen.record(this.wallet, err.balance);
+        if (err instanceof InsufficientCredits) this.seen.set(this.wallet, err.balance);
         throw err;
       }
       return true;
@@ -111,7 +115,7 @@ class LedgerCharge implements Charge {
     const reservation = this.reservation;
     this.closed ??= reservation
       ? settleOrRecharge(this.ledger, reservation, cost).then((settlement) => {
-          this.seen.record(this.wallet, settlement.remaining);
+          this.seen.set(this.wallet, settlement.remaining);
           return settlement;
         })
       : Promise.resolve(undefined);
