@@ -107,21 +107,22 @@ function send(path: string, headers: Record<string, string> = {}): Promise<Respo
   return fetch(`${url}${path}`, { method: 'POST', headers: { 'x-wallet-address': WALLET, ...headers } });
 }
 
-test("a chat's budget and slot are both in flight before either is answered, and the chat runs once both admit it", async () => {
+/** A chat whose wallet budget and slot are both in flight before either is answered; then the slot answers, then the budget. */
+async function chatAnswered(verdicts: { budget: boolean; slot: boolean }): Promise<Response> {
   const res = send('/chat');
   await until(() => walletBudget.waiting() === 1 && slots.waiting() === 1, 'the budget and the slot are asked together');
-  slots.calls[0].answer(true);
-  walletBudget.calls[0].answer(true);
-  assert.equal((await res).status, 200);
+  slots.calls[0].answer(verdicts.slot);
+  walletBudget.calls[0].answer(verdicts.budget);
+  return res;
+}
+
+test("a chat's budget and slot are both in flight before either is answered, and the chat runs once both admit it", async () => {
+  assert.equal((await chatAnswered({ budget: true, slot: true })).status, 200);
   assert.equal(released, 1, 'the slot is given back when the chat ends');
 });
 
 test('a refused budget answers 429 for the wallet, and the slot taken beside it is given back', async () => {
-  const res = send('/chat');
-  await until(() => walletBudget.waiting() === 1 && slots.waiting() === 1, 'both asked');
-  slots.calls[0].answer(true);
-  walletBudget.calls[0].answer(false);
-  const refused = await res;
+  const refused = await chatAnswered({ budget: false, slot: true });
   assert.equal(refused.status, 429);
   assert.equal(refused.headers.get('retry-after'), '30');
   assert.equal(
@@ -132,11 +133,7 @@ test('a refused budget answers 429 for the wallet, and the slot taken beside it 
 });
 
 test('the budget is decided before the slot: a refused budget outranks a full slot', async () => {
-  const res = send('/chat');
-  await until(() => walletBudget.waiting() === 1 && slots.waiting() === 1, 'both asked');
-  slots.calls[0].answer(false);
-  walletBudget.calls[0].answer(false);
-  const refused = await res;
+  const refused = await chatAnswered({ budget: false, slot: false });
   assert.equal(refused.status, 429);
   assert.match(((await refused.json()) as { error: { message: string } }).error.message, /for this wallet: 5 requests/);
 });
@@ -154,11 +151,7 @@ test('over the IP budget: 429 for the IP, though the wallet admits; an unknown k
   assert.match(((await res.json()) as { error: { message: string } }).error.message, /for this IP address/);
   assert.equal(storeReads, 1, 'the store was not read for the refused request');
   // A chat over the IP budget is refused though its wallet budget and slot admit it; its slot is given back.
-  const chat = send('/chat');
-  await until(() => walletBudget.waiting() === 1 && slots.waiting() === 1, 'both asked');
-  walletBudget.calls[0].answer(true);
-  slots.calls[0].answer(true);
-  assert.equal((await chat).status, 429);
+  assert.equal((await chatAnswered({ budget: true, slot: true })).status, 429);
   await until(() => released === 1, 'the slot is released');
   // A GET is refused for its IP before anything else: its wallet's budget is never asked.
   const get = await fetch(`${url}/other`, { headers: { 'x-wallet-address': WALLET } });
