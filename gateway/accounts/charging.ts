@@ -6,7 +6,8 @@
  *
  * A charge's whole life is in `LedgerCharge` below: the first `cover` reserves (402 when the wallet
  * cannot), later ones grow the hold, `settle` charges the exact cost once, `release` gives the
- * hold back when the work failed.
+ * hold back when the work failed. Work whose result is given only after it settles may instead
+ * hold nothing and be charged in one step at the end (`claimChargeAtEnd`).
  *
  * @example
  *   const result = await withCharge(charger, wallet, 1, async () => ({ result: await runTool(), cost: 1 }))
@@ -39,6 +40,15 @@ export interface Charge {
    * that `cover` resolves (it resolves true or throws), and stops the work when it throws.
    */
   claimRunAhead(credits: number): boolean;
+  /**
+   * Whether work whose result reaches nobody before `settle` may run holding nothing, to be
+   * charged in one ledger step at the end (one round trip and one commit instead of two): the
+   * same test and count as `claimRunAhead`. After a yes, `settle(cost)` charges all of `cost` or
+   * throws InsufficientCredits (another request or instance spent the balance meanwhile; the
+   * result must then not be given), and a first `cover` (more work to come) reserves but answers
+   * false rather than 402 when the wallet is short, as work has already run.
+   */
+  claimChargeAtEnd(credits: number): boolean;
 }
 
 /** Opens one charge per piece of work; holds nothing until the charge's first `cover`. */
@@ -50,15 +60,16 @@ const FREE_CHARGE: Charge = {
   cover: async () => true,
   settle: async () => undefined,
   release: async () => {},
-  // Nothing to wait for: a free cover answers at once.
+  // Nothing to wait for: a free cover answers at once, and a free settle is no step.
   claimRunAhead: () => false,
+  claimChargeAtEnd: () => false,
 };
 
 /** Free mode: every charge covers anything and charges nothing. */
 export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
 
 /**
- * Wallets whose last seen balance is kept for `claimRunAhead`: ~1 MB at most. The spendable
+ * Wallets whose last seen balance is kept for the claims: ~1 MB at most. The spendable
  * balance this process last saw (after a settle, or in a refused hold) is a hint only: other
  * requests and instances spend too, and the ledger still decides every hold.
  */
@@ -74,6 +85,8 @@ class LedgerCharge implements Charge {
   private reservation: Reservation | undefined;
   /** Set by the first settle or release: the charge is over, whichever came first. */
   private closed: Promise<Settlement | undefined> | undefined;
+  /** Claimed by claimChargeAtEnd: work runs before any hold, and settle charges in one step. */
+  private atEnd = false;
 
   constructor(
     private readonly ledger: Ledger,
@@ -82,10 +95,16 @@ class LedgerCharge implements Charge {
   ) {}
 
   claimRunAhead(credits: number): boolean {
-    if (this.reservation || this.closed) return false;
+    if (this.reservation || this.closed || this.atEnd) return false;
     const balance = this.seen.get(this.wallet);
     if (balance === undefined || balance < 2 * credits) return false;
     this.seen.set(this.wallet, balance - credits);
+    return true;
+  }
+
+  claimChargeAtEnd(credits: number): boolean {
+    if (!this.claimRunAhead(credits)) return false;
+    this.atEnd = true;
     return true;
   }
 
@@ -95,7 +114,9 @@ class LedgerCharge implements Charge {
       try {
         this.reservation = await this.ledger.reserve(this.wallet, credits);
       } catch (err) {
-        if (err instanceof InsufficientCredits) this.seen.set(this.wallet, err.balance);
+        if (!(err instanceof InsufficientCredits)) throw err;
+        this.seen.set(this.wallet, err.balance);
+        if (this.atEnd) return false;
         throw err;
       }
       return true;
@@ -112,15 +133,27 @@ class LedgerCharge implements Charge {
   }
 
   settle(cost: number): Promise<Settlement | undefined> {
+    if (this.closed) return this.closed;
     const reservation = this.reservation;
-    this.closed ??= reservation
-      ? settleOrRecharge(this.ledger, reservation, cost).then((settlement) => {
-          this.seen.set(this.wallet, settlement.remaining);
-          return settlement;
-        })
-      : Promise.resolve(undefined);
+    if (!reservation && this.atEnd) return this.chargeAtEnd(cost);
+    this.closed = reservation ? settleOrRecharge(this.ledger, reservation, cost).then(this.saw) : Promise.resolve(undefined);
     return this.closed;
   }
+
+  /** The one step of a charge claimed at the end; a refusal closes it with nothing charged. */
+  private chargeAtEnd(cost: number): Promise<Settlement> {
+    const charged = this.ledger.charge(this.wallet, cost).then(this.saw, (err: unknown) => {
+      if (err instanceof InsufficientCredits) this.seen.set(this.wallet, err.balance);
+      throw err;
+    });
+    this.closed = charged.catch(() => undefined);
+    return charged;
+  }
+
+  private readonly saw = (settlement: Settlement): Settlement => {
+    this.seen.set(this.wallet, settlement.remaining);
+    return settlement;
+  };
 
   async release(): Promise<void> {
     if (!this.reservation || this.closed) return;

@@ -7,7 +7,7 @@
  * - Holds live in memory only. The stored `credits` counts held credits as the wallet's, so a
  *   crash gives every hold back, as the reservation TTL would. Reserve, extend, release and
  *   expiry therefore write nothing.
- * - Settle (a charge) and grant write: the wallet is marked dirty and the step answers once a
+ * - Settle, charge and grant write: the wallet is marked dirty and the step answers once a
  *   commit holding it has landed (see group-commit.ts: one transaction for everything that queued
  *   while the previous one ran). A charge is durable before the response that incurred it is
  *   sent; a grant is acknowledged only once committed.
@@ -255,6 +255,18 @@ export class EmbeddedLedger implements Ledger {
     const remaining = state.credits;
     if (charged > 0) await this.durable(state);
     return { charged, remaining };
+  }
+
+  async charge(wallet: string, amount: number): Promise<Settlement> {
+    if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError(`amount must be a non-negative integer, got ${amount}`);
+    const state = await this.state(wallet);
+    this.sweep(state);
+    if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
+    state.credits -= amount;
+    state.totalSpent += amount;
+    const remaining = state.credits;
+    if (amount > 0) await this.durable(state);
+    return { charged: amount, remaining };
   }
 
   async release(reservation: Reservation): Promise<void> {

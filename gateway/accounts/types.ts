@@ -66,6 +66,12 @@ export interface Ledger {
   extend(reservation: Reservation, amount: number): Promise<Reservation>;
   /** Charge min(cost, reserved) and return the rest. Idempotent. */
   settle(reservation: Reservation, cost: number): Promise<Settlement>;
+  /**
+   * Charge `amount` at once, holding nothing: all of it, or nothing and InsufficientCredits when
+   * the wallet's spendable credits are short. Durable once it answers, like a settle. Not
+   * idempotent: each call is a charge (for work whose result waits for it; see Charge.claimChargeAtEnd).
+   */
+  charge(wallet: string, amount: number): Promise<Settlement>;
   /** Return every held credit. Idempotent. */
   release(reservation: Reservation): Promise<void>;
   /**

@@ -17,7 +17,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ToolRunner } from '../tools/types.js';
 import type { Charge, Charger } from '../accounts/charging.js';
-import { NotFound } from '../errors.js';
+import { InsufficientCredits, NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from './chat-cost.js';
 import { AnswerText } from './answer-text.js';
 import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
@@ -197,7 +197,10 @@ export class ChatOrchestrator {
         const promptTokens = chat.tally.promptTokens();
         const need = creditsToCover(chat.tally.usage, promptTokens, chat.maxOut);
         let round: AssembledRound;
-        if (chat.billing.claimRunAhead(need)) {
+        if (sink.live === false && chat.billing.claimChargeAtEnd(need)) {
+          // Nothing reaches the client before the chat settles: no hold while the model answers.
+          round = await this.callUpstream(chat, { promptTokens, forceFinal }, sink, abort);
+        } else if (chat.billing.claimRunAhead(need)) {
           round = await this.callUpstreamWhileHolding(chat, need, { promptTokens, forceFinal }, sink, abort);
         } else {
           if (!(await chat.billing.cover(need))) {
@@ -441,6 +444,11 @@ export class ChatOrchestrator {
         if (credits) this.seriesOf(modelId).credits.inc(credits.charged);
       }
     } catch (err) {
+      if (err instanceof InsufficientCredits) {
+        // It ran holding nothing (Charge.claimChargeAtEnd) and the balance was spent meanwhile.
+        this.deps.logger.warn({ wallet: chat.plan.wallet, model: modelId, owed: err.needed }, 'a failed chat could not pay: nothing charged');
+        return;
+      }
       // The reservation's TTL returns the credits if this fails; the chat's own error matters more.
       this.deps.logger.error({ err, model: modelId }, 'settling a failed chat failed');
     }

@@ -1,5 +1,5 @@
 /**
- * Reserves, settles and releases sent to PostgreSQL in batches (migration 3's `ledger_batch`):
+ * Reserves, settles, charges and releases sent to PostgreSQL in batches (`ledger_batch`, migrations 3, 10, 11):
  * the steps asked for while a batch is out go together in the next one, which leaves the moment
  * the previous one is back; the first leaves in the check phase of the turn that asked for it,
  * so every step that turn's I/O produced joins it. No timer: a lone step waits for nothing.
@@ -20,15 +20,15 @@
 import { guarded, type Sql } from './database.js';
 
 export interface LedgerStep {
-  kind: 'reserve' | 'settle' | 'release';
+  kind: 'reserve' | 'settle' | 'release' | 'charge';
   wallet: string;
-  /** The hold's id. */
+  /** The hold's id ('' for a charge, which holds nothing). */
   id: string;
-  /** Credits to hold (reserve), the cost to charge (settle), 0 (release). */
+  /** Credits to hold (reserve), the cost to charge (settle, charge), 0 (release). */
   amount: number;
 }
 
-/** reserve: ok, credits (spendable now); settle: charged, credits (remaining); release: ok. */
+/** reserve: ok, credits (spendable now); settle, charge: ok, charged, credits (remaining); release: ok. */
 export interface LedgerStepResult {
   ok: boolean;
   charged: number;
@@ -90,6 +90,25 @@ export class LedgerBatches {
   }
 
   private send(steps: LedgerStep[]): Promise<LedgerStepResult[]> {
+    return steps.length === 1 && steps[0].kind === 'charge' ? this.sendLoneCharge(steps[0]) : this.sendBatch(steps);
+  }
+
+  /**
+   * A charge alone in its batch (a sequential client's) is one conditional UPDATE, which costs
+   * PostgreSQL less than the function (0.21 against 0.26 ms a round trip here). Only when the
+   * wallet is short does the function run, to count expired holds and answer the balance.
+   */
+  private async sendLoneCharge(step: LedgerStep): Promise<LedgerStepResult[]> {
+    const { wallet, amount } = step;
+    const [row] = await guarded(
+      () => this.sql<Array<{ credits: number }>>`
+      update wallets set credits = credits - ${amount}, total_spent = total_spent + ${amount}
+      where address = ${wallet} and credits >= ${amount} returning credits`,
+    );
+    return row ? [{ ok: true, charged: amount, credits: row.credits }] : this.sendBatch([step]);
+  }
+
+  private sendBatch(steps: LedgerStep[]): Promise<LedgerStepResult[]> {
     const now = this.options.now();
     const column = <K extends keyof LedgerStep>(key: K) => steps.map((step) => step[key]);
     return guarded(

@@ -6,8 +6,8 @@
  * changed and written back here, and nothing is cached: the database is the only authority.
  * Invariant, as in the embedded ledger: total_deposited = credits + held + total_spent.
  *
- * Durability: a grant, an extend and a settle wait for their commit to reach disk (a batch holding
- * a settle waits once for all of it). A batch of only reserves and releases commits without
+ * Durability: a grant, an extend, a settle and a charge wait for their commit to reach disk (a
+ * batch holding a settle or a charge waits once for all of it). A batch of only reserves and releases commits without
  * waiting (`synchronous_commit = off`): a crash of PostgreSQL itself may forget the last few of
  * them. The settle of a lost reserve finds no hold and charges from a fresh one (charging.ts); a
  * lost release leaves its hold to the TTL. WAL order means no settle that was
@@ -163,6 +163,13 @@ export class PostgresLedger implements Ledger {
   async settle(reservation: Reservation, cost: number): Promise<Settlement> {
     if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
     const row = await this.batches.run({ kind: 'settle', wallet: reservation.wallet, id: reservation.id, amount: cost });
+    return { charged: row.charged, remaining: row.credits };
+  }
+
+  async charge(wallet: string, amount: number): Promise<Settlement> {
+    if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError(`amount must be a non-negative integer, got ${amount}`);
+    const row = await this.batches.run({ kind: 'charge', wallet: wallet.toLowerCase(), id: '', amount });
+    if (!row.ok) throw new InsufficientCredits(row.credits, amount);
     return { charged: row.charged, remaining: row.credits };
   }
 

@@ -84,10 +84,13 @@ describe('embedded ledger on SQLite', () => {
     await ledger.settle(charged, 2);
     // Stored credits count the open hold as the wallet's: 10 - 2 spent.
     assert.deepEqual(await storedRecord(wallet), { credits: 8, total_deposited: 10, total_spent: 2 });
+    // A charge with no hold is stored when it answers too.
+    await ledger.charge(wallet, 1);
+    assert.deepEqual(await storedRecord(wallet), { credits: 7, total_deposited: 10, total_spent: 3 });
     // "Crash": a new ledger on the same file, the old one never settles its hold.
     const next = await openEmbeddedLedger(db, { reservationTtlMs: 60_000 });
     try {
-      assert.deepEqual(await next.balance(wallet), { address: wallet, credits: 8, total_deposited: 10, total_spent: 2 });
+      assert.deepEqual(await next.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
     } finally {
       await next.stop();
     }

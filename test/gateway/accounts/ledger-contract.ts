@@ -1,6 +1,6 @@
 /**
  * The contract every `Ledger` implementation keeps, as one suite: grant, reserve, extend, settle,
- * release, reservation expiry, idempotent grants, never below zero, no overspend under
+ * release, charge (with no hold), reservation expiry, idempotent grants, never below zero, no overspend under
  * concurrency, and outside payments (creditExternal) credited once with their remainders kept. An implementation's test file calls `ledgerContract` with a factory that opens a
  * fresh, empty ledger; nothing here knows how the ledger stores its records.
  *
@@ -151,6 +151,62 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       await ledger.grant(wallet, 4);
       const hold = await ledger.reserve(wallet, 2);
       for (const cost of [-1, 0.5]) await assert.rejects(async () => ledger.settle(hold, cost), RangeError);
+    });
+
+    test('charge takes the whole amount at once, or nothing and InsufficientCredits naming both', async () => {
+      await ledger.grant(wallet, 10);
+      assert.deepEqual(await ledger.charge(wallet, 4), { charged: 4, remaining: 6 });
+      await assert.rejects(
+        () => ledger.charge(wallet, 7),
+        (err: unknown) => err instanceof InsufficientCredits && err.balance === 6 && err.needed === 7,
+      );
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 6, total_deposited: 10, total_spent: 4 });
+      // Each call is a charge of its own (it has no hold to be idempotent on); any case of the address.
+      assert.deepEqual(await ledger.charge(`0x${wallet.slice(2).toUpperCase()}`, 3), { charged: 3, remaining: 3 });
+      assert.deepEqual(await ledger.charge(wallet, 3), { charged: 3, remaining: 0 });
+      assert.deepEqual(await ledger.charge(wallet, 0), { charged: 0, remaining: 0 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 10, total_spent: 10 });
+    });
+
+    test('charge spends only what no hold has taken, counting expired holds as given back', async () => {
+      await ledger.grant(wallet, 10);
+      const hold = await ledger.reserve(wallet, 6);
+      await assert.rejects(() => ledger.charge(wallet, 5), (err: unknown) => err instanceof InsufficientCredits && err.balance === 4);
+      assert.deepEqual(await ledger.charge(wallet, 4), { charged: 4, remaining: 0 });
+      await assertInvariant(6);
+      await assert.rejects(() => ledger.reserve(wallet, 1), InsufficientCredits);
+      clock += TTL_MS + 1;
+      // The 6 held came back when the hold expired.
+      assert.deepEqual(await ledger.charge(wallet, 6), { charged: 6, remaining: 0 });
+      assert.deepEqual(await ledger.settle(hold, 6), { charged: 0, remaining: 0 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 10, total_spent: 10 });
+    });
+
+    test('charge on an unknown wallet: 0 answers an empty balance, more is InsufficientCredits', async () => {
+      assert.deepEqual(await ledger.charge(wallet, 0), { charged: 0, remaining: 0 });
+      await assert.rejects(() => ledger.charge(wallet, 1), (err: unknown) => err instanceof InsufficientCredits && err.balance === 0);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 0, total_spent: 0 });
+    });
+
+    test('charge refuses a negative or fractional amount', async () => {
+      await ledger.grant(wallet, 4);
+      for (const amount of [-1, 0.5]) await assert.rejects(async () => ledger.charge(wallet, amount), RangeError);
+      assert.equal((await ledger.balance(wallet)).credits, 4);
+    });
+
+    test('200 concurrent charges of 1 beside 100 reserves of 1 on 150 credits: exactly 150 succeed, nothing below zero', async () => {
+      await ledger.grant(wallet, 150);
+      const [charged, held] = await Promise.all([
+        Promise.allSettled(Array.from({ length: 200 }, () => ledger.charge(wallet, 1))),
+        Promise.allSettled(Array.from({ length: 100 }, () => ledger.reserve(wallet, 1))),
+      ]);
+      const ok = [...charged, ...held].filter((outcome) => outcome.status === 'fulfilled').length;
+      assert.equal(ok, 150);
+      for (const outcome of [...charged, ...held]) {
+        if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof InsufficientCredits);
+      }
+      for (const outcome of held) if (outcome.status === 'fulfilled') await ledger.settle(outcome.value, 1);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 150, total_spent: 150 });
     });
 
     test('release returns every held credit, is idempotent, and a settled hold cannot be released', async () => {

@@ -313,6 +313,56 @@ describe('charging helper', () => {
     assert.equal(NO_CHARGE.begin(wallet).claimRunAhead(1), false, 'a free cover answers at once');
   });
 
+  test('a charge claimed at the end holds nothing and is charged in one step; refused, it closes with nothing charged', async () => {
+    const wallet = '0x' + 'a'.repeat(40);
+    await gw.ledger.grant(wallet, 20);
+    // Every ledger call the charges make, by name.
+    const calls: string[] = [];
+    const counted = new Proxy(gw.ledger, {
+      get: (target, name, receiver) => {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => (calls.push(String(name)), (value as (...a: unknown[]) => unknown).apply(target, args));
+      },
+    });
+    const charger = ledgerCharger(counted);
+    const seeing = charger.begin(wallet);
+    assert.equal(seeing.claimChargeAtEnd(1), false, 'no balance seen yet');
+    await seeing.cover(1);
+    await seeing.settle(1);
+    calls.length = 0;
+    const atEnd = charger.begin(wallet);
+    assert.equal(atEnd.claimChargeAtEnd(4), true, '19 seen covers 2 × 4');
+    assert.equal(atEnd.claimChargeAtEnd(1), false, 'claimed once');
+    assert.equal(atEnd.claimRunAhead(1), false, 'nothing runs ahead of a hold it will not take');
+    assert.deepEqual(calls, [], 'nothing held while the work runs');
+    assert.deepEqual(await atEnd.settle(3), { charged: 3, remaining: 16 });
+    assert.deepEqual(await atEnd.settle(9), { charged: 3, remaining: 16 }, 'only the first settle charges');
+    assert.deepEqual(calls, ['charge'], 'one ledger step');
+
+    // The balance is spent elsewhere meanwhile: the end's charge is refused, and nothing is charged.
+    const refused = charger.begin(wallet);
+    assert.equal(refused.claimChargeAtEnd(4), true, '15 left of 16 seen covers 2 × 4');
+    await gw.ledger.charge(wallet, 15);
+    await assert.rejects(refused.settle(3), { code: 'insufficient_credits' });
+    assert.equal(await refused.settle(3), undefined, 'a refused charge is over');
+    await refused.release();
+    assert.equal(charger.begin(wallet).claimChargeAtEnd(1), false, 'the refusal taught the balance: 1 does not cover 2 × 1');
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 1, total_deposited: 20, total_spent: 19 });
+
+    // More work after a claim: the first cover holds, and a wallet too short for it answers false, not 402.
+    await gw.ledger.grant(wallet, 19);
+    const teach = charger.begin(wallet);
+    await teach.cover(1);
+    await teach.settle(0);
+    const longer = charger.begin(wallet);
+    assert.equal(longer.claimChargeAtEnd(5), true, '20 seen covers 2 × 5');
+    assert.equal(await longer.cover(21), false, 'work already ran: the wallet is short, the work stops');
+    assert.equal(await longer.cover(6), true);
+    assert.deepEqual(await longer.settle(4), { charged: 4, remaining: 16 });
+    assert.equal(NO_CHARGE.begin(wallet).claimChargeAtEnd(1), false, 'a free settle is no step');
+  });
+
   test('free mode (NO_CHARGE): the ledger is never touched', async () => {
     const charge = NO_CHARGE.begin(alice);
     assert.equal(await charge.cover(100), true);

@@ -119,6 +119,52 @@ test('a balance the gateway saw gone stale (spent elsewhere): the chat that ran 
   assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 8, total_deposited: 10, total_spent: 2 });
 });
 
+test('a JSON chat on a wallet seen holding plenty holds nothing while it runs and is charged once answered; emptied meanwhile, it answers 402 and charges nothing', async () => {
+  const { wallet, key } = await fundedWallet(20);
+  const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
+  const first = await postChat(gateway, small, authHeaders(key, wallet));
+  assert.equal(first.headers.get('x-credits-remaining'), '19');
+
+  upstream.defaultTurn = { text: 'Answered.', holdLast: true };
+  const answered = postChat(gateway, small, authHeaders(key, wallet));
+  await upstream.held();
+  // A hold (the streamed path's, or a wallet not seen) would show here as 18.
+  assert.equal((await gateway.ledger.balance(wallet)).credits, 19, 'nothing held while the model answers');
+  upstream.release();
+  const res = await answered;
+  assert.equal(res.status, 200);
+  assert.equal(res.body.choices[0].message.content, 'Answered.');
+  assert.equal(res.headers.get('x-credits-charged'), '1');
+  assert.equal(res.headers.get('x-credits-remaining'), '18');
+
+  const refused = postChat(gateway, small, authHeaders(key, wallet));
+  await upstream.held();
+  await gateway.ledger.charge(wallet, 18); // spent elsewhere: another request, another instance
+  upstream.release();
+  const short = await refused;
+  assert.equal(short.status, 402);
+  assert.equal(short.body.error.code, 'insufficient_credits');
+  assert.ok(!JSON.stringify(short.body).includes('Answered.'), 'the answer is not given');
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 20, total_spent: 20 });
+});
+
+test('a JSON chat charged at the end that goes on to a tool round holds from then on and is charged exactly', async () => {
+  const { wallet, key } = await fundedWallet(100);
+  const seen = await postChat(gateway, { ...ask, max_tokens: 100, tool_choice: 'none' }, authHeaders(key, wallet));
+  assert.equal(seen.headers.get('x-credits-remaining'), '99');
+  upstream.script(
+    { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 1200, completion_tokens: 100 } },
+    { text: 'Done.', usage: { prompt_tokens: 2000, completion_tokens: 400 } },
+  );
+  const res = await postChat(gateway, ask, authHeaders(key, wallet));
+  assert.equal(res.status, 200);
+  assert.equal(res.body.choices[0].message.content, 'Done.');
+  // (3200 + 2 × 500) / 1000 = 4.2 → 5
+  assert.equal(res.headers.get('x-credits-charged'), '5');
+  assert.equal(res.headers.get('x-credits-remaining'), '94');
+  assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 94, total_deposited: 100, total_spent: 6 });
+});
+
 test('a wallet holding 3 credits running a script that would cost more ends at 0, never below, with what the model wrote', async () => {
   const { wallet, key } = await fundedWallet(3);
   // Each call uses 1 credit's worth of tokens; with max_tokens 100 the hold before call k is the

@@ -3,7 +3,9 @@
  * covers it twice over (Charge.claimRunAhead). Made observable on the real PostgreSQL: the test
  * holds the wallet's row lock, so the gateway's hold waits while its upstream call is answered.
  * Nothing reaches the client before the hold is decided; a refused hold answers 402 and cancels
- * the call; a granted one answers in full and charges exactly.
+ * the call; a granted one answers in full and charges exactly. A JSON chat (stream: false) takes
+ * no hold at all but is charged in one step once answered (Charge.claimChargeAtEnd): the same
+ * lock makes that charge wait, and the same answers follow from it.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -13,6 +13,7 @@ import * as deposits from './0007-deposits.js';
 import * as x402Payments from './0008-x402-payments.js';
 import * as extendWaitsForDisk from './0009-extend-waits-for-disk.js';
 import * as ledgerBatchInline from './0010-ledger-batch-inline.js';
+import * as ledgerChargeStep from './0011-ledger-charge-step.js';
 
 export interface Migration {
   version: number;
@@ -31,4 +32,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, ...x402Payments },
   { version: 9, ...extendWaitsForDisk },
   { version: 10, ...ledgerBatchInline },
+  { version: 11, ...ledgerChargeStep },
 ];
