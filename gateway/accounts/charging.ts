@@ -191,7 +191,9 @@ async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: 
 /**
  * Run `work` under a charge of `credits` held up front (402 when the wallet cannot cover them):
  * settled with the cost it reports, released if it throws (the client pays nothing for a failure
- * of ours or a cancelled request).
+ * of ours or a cancelled request). Its result is returned only once charged, so a wallet seen
+ * holding plenty holds nothing and is charged in one step after the work (claimChargeAtEnd):
+ * 402 then, and the result is dropped, if the balance was spent meanwhile.
  */
 export async function withCharge<T>(
   charger: Charger,
@@ -200,7 +202,7 @@ export async function withCharge<T>(
   work: () => Promise<{ result: T; cost: number }>,
 ): Promise<T> {
   const charge = charger.begin(wallet);
-  await charge.cover(credits);
+  if (!charge.claimChargeAtEnd(credits)) await charge.cover(credits);
   let outcome: { result: T; cost: number };
   try {
     outcome = await work();

@@ -248,7 +248,7 @@ describe('/v1/tools/execute with credits on', () => {
     gateway = await startTestGateway({
       config: (json) => {
         json.freeMode = false;
-        json.mcpServers = { echo: fixtureServer('echo') };
+        json.mcpServers = { echo: fixtureServer('echo'), slow: fixtureServer('slow') };
       },
       env: runnableEnv(),
     });
@@ -285,6 +285,29 @@ describe('/v1/tools/execute with credits on', () => {
     );
     const balance = await gateway.ledger.balance(WALLET);
     assert.deepEqual([balance.credits, balance.total_spent], [0, 2]);
+  });
+
+  test('a wallet seen holding plenty holds nothing while its tool runs and pays once answered; emptied meanwhile, 402 and the result dropped', async () => {
+    const wallet = '0x' + 'e7'.repeat(20);
+    const walletKey = await apiKeyFor(gateway, wallet);
+    await gateway.ledger.grant(wallet, 10);
+    assert.equal((await execute(gateway, { tool: 'echo', args: { text: 'seen' } }, authHeaders(walletKey, wallet))).status, 200);
+    const sleeping = () => execute(gateway, { tool: 'sleep', args: { ms: 600 } }, authHeaders(walletKey, wallet));
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 200));
+
+    const paid = sleeping();
+    await pause();
+    assert.equal((await gateway.ledger.balance(wallet)).credits, 9, 'nothing held while the tool runs');
+    assert.equal((await paid).status, 200);
+    assert.equal((await gateway.ledger.balance(wallet)).credits, 8);
+
+    const refused = sleeping();
+    await pause();
+    await gateway.ledger.charge(wallet, 8); // spent elsewhere: another request, another instance
+    const answer = await refused;
+    assert.equal(answer.status, 402);
+    assert.deepEqual([answer.body.ok, (answer.body.error as { code: string }).code, answer.body.result], [false, 'insufficient_credits', undefined]);
+    assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 10, total_spent: 10 });
   });
 
   test('without a key the tool routes answer 401', async () => {
