@@ -13,7 +13,7 @@
  *   const result = await withCharge(charger, wallet, 1, async () => ({ result: await runTool(), cost: 1 }))
  */
 import { InsufficientCredits, ReservationClosed } from '../errors.js';
-import { LRUCache } from 'lru-cache';
+import { BalanceHints } from './balance-hints.js';
 import type { Ledger, Reservation, Settlement } from './types.js';
 
 export interface Charge {
@@ -27,7 +27,8 @@ export interface Charge {
    * Charge min(cost, held) and return the rest; only the first call charges. Undefined when
    * nothing was held (free mode, or the work never started). A hold that expired while the work
    * ran is charged from a fresh hold of what the wallet still has, so late work is not free and
-   * the balance never goes below zero.
+   * the balance never goes below zero. After claimChargeAtEnd with nothing held: the cost in one
+   * step (see there).
    */
   settle(cost: number): Promise<Settlement | undefined>;
   /** Give every held credit back, unless already settled (a failed release is left to the TTL). */
@@ -43,10 +44,11 @@ export interface Charge {
   /**
    * Whether work whose result reaches nobody before `settle` may run holding nothing, to be
    * charged in one ledger step at the end (one round trip and one commit instead of two): the
-   * same test and count as `claimRunAhead`. After a yes, `settle(cost)` charges all of `cost` or
-   * throws InsufficientCredits (another request or instance spent the balance meanwhile; the
-   * result must then not be given), and a first `cover` (more work to come) reserves but answers
-   * false rather than 402 when the wallet is short, as work has already run.
+   * same test and count as `claimRunAhead`. After a yes, `settle(cost)` charges `cost`, or when
+   * other requests or instances spent the balance meanwhile what is left of it (as a settle whose
+   * hold expired); a wallet left with nothing throws InsufficientCredits, and the result must
+   * then not be given. A first `cover` (more work to come) reserves but answers false rather than
+   * 402 when the wallet is short, as work has already run.
    */
   claimChargeAtEnd(credits: number): boolean;
 }
@@ -68,37 +70,30 @@ const FREE_CHARGE: Charge = {
 /** Free mode: every charge covers anything and charges nothing. */
 export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
 
-/**
- * Wallets whose last seen balance is kept for the claims: ~1 MB at most. The spendable
- * balance this process last saw (after a settle, or in a refused hold) is a hint only: other
- * requests and instances spend too, and the ledger still decides every hold.
- */
-const BALANCE_HINTS = 10_000;
-
 /** Credits on: every charge goes through `ledger`. */
 export function ledgerCharger(ledger: Ledger): Charger {
-  const seen = new LRUCache<string, number>({ max: BALANCE_HINTS });
-  return { begin: (wallet) => new LedgerCharge(ledger, wallet, seen) };
+  const hints = new BalanceHints();
+  return { begin: (wallet) => new LedgerCharge(ledger, wallet, hints) };
 }
 
 class LedgerCharge implements Charge {
   private reservation: Reservation | undefined;
   /** Set by the first settle or release: the charge is over, whichever came first. */
   private closed: Promise<Settlement | undefined> | undefined;
+  /** Credits claimed from the hints (claimRunAhead, claimChargeAtEnd) until the ledger answers. */
+  private claimed = 0;
   /** Claimed by claimChargeAtEnd: work runs before any hold, and settle charges in one step. */
   private atEnd = false;
 
   constructor(
     private readonly ledger: Ledger,
     private readonly wallet: string,
-    private readonly seen: LRUCache<string, number>,
+    private readonly hints: BalanceHints,
   ) {}
 
   claimRunAhead(credits: number): boolean {
-    if (this.reservation || this.closed || this.atEnd) return false;
-    const balance = this.seen.get(this.wallet);
-    if (balance === undefined || balance < 2 * credits) return false;
-    this.seen.set(this.wallet, balance - credits);
+    if (this.reservation || this.closed || this.claimed > 0 || !this.hints.claim(this.wallet, credits)) return false;
+    this.claimed = credits;
     return true;
   }
 
@@ -113,11 +108,14 @@ class LedgerCharge implements Charge {
     if (!this.reservation) {
       try {
         this.reservation = await this.ledger.reserve(this.wallet, credits);
+        this.hints.held(this.wallet, credits);
       } catch (err) {
         if (!(err instanceof InsufficientCredits)) throw err;
-        this.seen.set(this.wallet, err.balance);
+        this.hints.report(this.wallet, err.balance);
         if (this.atEnd) return false;
         throw err;
+      } finally {
+        this.endClaim();
       }
       return true;
     }
@@ -125,6 +123,7 @@ class LedgerCharge implements Charge {
     if (more <= 0) return true;
     try {
       this.reservation = await this.ledger.extend(this.reservation, more);
+      this.hints.held(this.wallet, more);
       return true;
     } catch (err) {
       if (err instanceof InsufficientCredits || err instanceof ReservationClosed) return false;
@@ -136,26 +135,36 @@ class LedgerCharge implements Charge {
     if (this.closed) return this.closed;
     const reservation = this.reservation;
     if (!reservation && this.atEnd) return this.chargeAtEnd(cost);
+    this.endClaim();
     this.closed = reservation ? settleOrRecharge(this.ledger, reservation, cost).then(this.saw) : Promise.resolve(undefined);
     return this.closed;
   }
 
-  /** The one step of a charge claimed at the end; a refusal closes it with nothing charged. */
+  /** The one step of a charge claimed at the end; a wallet left with nothing closes it with nothing charged. */
   private chargeAtEnd(cost: number): Promise<Settlement> {
-    const charged = this.ledger.charge(this.wallet, cost).then(this.saw, (err: unknown) => {
-      if (err instanceof InsufficientCredits) this.seen.set(this.wallet, err.balance);
-      throw err;
-    });
+    const charged = chargeWhatIsLeft(this.ledger, this.wallet, cost)
+      .then(this.saw, (err: unknown) => {
+        if (err instanceof InsufficientCredits) this.hints.report(this.wallet, err.balance);
+        throw err;
+      })
+      .finally(() => this.endClaim());
     this.closed = charged.catch(() => undefined);
     return charged;
   }
 
   private readonly saw = (settlement: Settlement): Settlement => {
-    this.seen.set(this.wallet, settlement.remaining);
+    this.hints.report(this.wallet, settlement.remaining);
     return settlement;
   };
 
+  private endClaim(): void {
+    if (this.claimed === 0) return;
+    this.hints.unclaim(this.wallet, this.claimed);
+    this.claimed = 0;
+  }
+
   async release(): Promise<void> {
+    this.endClaim();
     if (!this.reservation || this.closed) return;
     const reservation = this.reservation;
     this.closed = this.ledger.release(reservation).then(
@@ -164,6 +173,23 @@ class LedgerCharge implements Charge {
       () => undefined,
     );
     await this.closed;
+  }
+}
+
+/**
+ * `cost` in one step, or when the wallet is short what it has left (never below zero); a wallet
+ * with nothing left is InsufficientCredits.
+ */
+async function chargeWhatIsLeft(ledger: Ledger, wallet: string, cost: number): Promise<Settlement> {
+  let owed = cost;
+  for (;;) {
+    try {
+      return await ledger.charge(wallet, owed);
+    } catch (err) {
+      // Each refusal names a balance below what it was asked for, so this ends.
+      if (!(err instanceof InsufficientCredits) || err.balance === 0) throw err;
+      owed = err.balance;
+    }
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * The credit ledger on PostgreSQL, for cluster mode: any number of gateway processes share it.
  * Each step runs inside a PL/pgSQL function (migrations/): one transaction, the wallets' row locks
- * taken first. Reserves, settles and releases go in batches (ledger-batches.ts), one round trip
- * for all that queued together; grants, extends and balances one call each. Nothing is read,
+ * taken first (a charge alone in its batch is one conditional UPDATE). Reserves, settles, charges
+ * and releases go in batches (ledger-batches.ts), one round trip for all that queued together;
+ * grants, extends and balances one call each. Nothing is read,
  * changed and written back here, and nothing is cached: the database is the only authority.
  * Invariant, as in the embedded ledger: total_deposited = credits + held + total_spent.
  *

@@ -295,7 +295,9 @@ describe('charging helper', () => {
     assert.equal(second.claimRunAhead(4), true, '8 seen covers 2 × 4');
     // The claim counted: 4 of the 8 are spoken for until the ledger answers.
     assert.equal(charger.begin(wallet).claimRunAhead(3), false, '4 left does not cover 2 × 3');
-    assert.equal(charger.begin(wallet).claimRunAhead(2), true, '4 left covers 2 × 2');
+    const third = charger.begin(wallet);
+    assert.equal(third.claimRunAhead(2), true, '4 left covers 2 × 2');
+    await third.release(); // its work ended before its hold: the claim no longer counts
     await second.cover(4);
     assert.equal(second.claimRunAhead(1), false, 'a hold is already taken');
     await second.release();
@@ -313,7 +315,7 @@ describe('charging helper', () => {
     assert.equal(NO_CHARGE.begin(wallet).claimRunAhead(1), false, 'a free cover answers at once');
   });
 
-  test('a charge claimed at the end holds nothing and is charged in one step; refused, it closes with nothing charged', async () => {
+  test('a charge claimed at the end holds nothing and is charged in one step; short, it takes what is left; empty, it is refused', async () => {
     const wallet = '0x' + 'a'.repeat(40);
     await gw.ledger.grant(wallet, 20);
     // Every ledger call the charges make, by name.
@@ -326,6 +328,12 @@ describe('charging helper', () => {
       },
     });
     const charger = ledgerCharger(counted);
+    /** A charge that holds 1 and settles 0: the ledger reports the balance to the charger. */
+    const teach = async () => {
+      const charge = charger.begin(wallet);
+      await charge.cover(1);
+      await charge.settle(0);
+    };
     const seeing = charger.begin(wallet);
     assert.equal(seeing.claimChargeAtEnd(1), false, 'no balance seen yet');
     await seeing.cover(1);
@@ -340,27 +348,60 @@ describe('charging helper', () => {
     assert.deepEqual(await atEnd.settle(9), { charged: 3, remaining: 16 }, 'only the first settle charges');
     assert.deepEqual(calls, ['charge'], 'one ledger step');
 
-    // The balance is spent elsewhere meanwhile: the end's charge is refused, and nothing is charged.
-    const refused = charger.begin(wallet);
-    assert.equal(refused.claimChargeAtEnd(4), true, '15 left of 16 seen covers 2 × 4');
+    // Spent elsewhere meanwhile (another request, another instance) down to 1: it takes what is left.
+    const partly = charger.begin(wallet);
+    assert.equal(partly.claimChargeAtEnd(4), true, '16 seen covers 2 × 4');
     await gw.ledger.charge(wallet, 15);
+    assert.deepEqual(await partly.settle(3), { charged: 1, remaining: 0 });
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 20, total_spent: 20 });
+
+    // Emptied meanwhile: refused, nothing charged, and the refusal teaches the balance.
+    await gw.ledger.grant(wallet, 20);
+    await teach();
+    const refused = charger.begin(wallet);
+    assert.equal(refused.claimChargeAtEnd(4), true, '20 seen covers 2 × 4');
+    await gw.ledger.charge(wallet, 20);
     await assert.rejects(refused.settle(3), { code: 'insufficient_credits' });
     assert.equal(await refused.settle(3), undefined, 'a refused charge is over');
     await refused.release();
-    assert.equal(charger.begin(wallet).claimChargeAtEnd(1), false, 'the refusal taught the balance: 1 does not cover 2 × 1');
-    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 1, total_deposited: 20, total_spent: 19 });
+    assert.equal(charger.begin(wallet).claimChargeAtEnd(1), false, '0 seen');
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 40, total_spent: 40 });
 
     // More work after a claim: the first cover holds, and a wallet too short for it answers false, not 402.
-    await gw.ledger.grant(wallet, 19);
-    const teach = charger.begin(wallet);
-    await teach.cover(1);
-    await teach.settle(0);
+    await gw.ledger.grant(wallet, 20);
+    await teach();
     const longer = charger.begin(wallet);
     assert.equal(longer.claimChargeAtEnd(5), true, '20 seen covers 2 × 5');
     assert.equal(await longer.cover(21), false, 'work already ran: the wallet is short, the work stops');
     assert.equal(await longer.cover(6), true);
     assert.deepEqual(await longer.settle(4), { charged: 4, remaining: 16 });
     assert.equal(NO_CHARGE.begin(wallet).claimChargeAtEnd(1), false, 'a free settle is no step');
+  });
+
+  test('open claims and holds taken count against the balance last seen, until the ledger answers them', async () => {
+    const wallet = '0x' + 'b'.repeat(40);
+    await gw.ledger.grant(wallet, 31);
+    const charger = ledgerCharger(gw.ledger);
+    const teach = charger.begin(wallet);
+    await teach.cover(1);
+    await teach.settle(1); // 30 seen
+    const first = charger.begin(wallet);
+    const second = charger.begin(wallet);
+    assert.equal(first.claimChargeAtEnd(10), true, '30 covers 2 × 10');
+    assert.equal(second.claimChargeAtEnd(10), true, '30 less 10 claimed covers 2 × 10');
+    assert.equal(charger.begin(wallet).claimChargeAtEnd(10), false, '30 less 20 claimed does not');
+    // Another request's settle reports the ledger's balance (30: the claims have not been charged yet); they still count.
+    const other = charger.begin(wallet);
+    await other.cover(1);
+    assert.equal(charger.begin(wallet).claimChargeAtEnd(5), false, '29 less 20 claimed does not cover 2 × 5: the hold taken counts');
+    await other.settle(0);
+    assert.equal(charger.begin(wallet).claimChargeAtEnd(6), false, '30 less 20 claimed does not cover 2 × 6');
+    await first.settle(1);
+    await second.release(); // its work failed: the claim ends with nothing charged
+    const third = charger.begin(wallet);
+    assert.equal(third.claimChargeAtEnd(14), true, '29 reported, nothing claimed, covers 2 × 14');
+    await third.release();
+    assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 29, total_deposited: 31, total_spent: 2 });
   });
 
   test('free mode (NO_CHARGE): the ledger is never touched', async () => {

@@ -53,7 +53,7 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
     }
   });
 
-  test('durability: reserves commit without waiting for the disk; extends and settles wait for it', async () => {
+  test('durability: reserves commit without waiting for the disk; extends, settles and charges wait for it', async () => {
     const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 60_000 });
     const owner = wallet();
     await ledger.grant(owner, 10);
@@ -87,6 +87,16 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
       ),
       'on',
     );
+    assert.equal(
+      await commitWaits(
+        (tx) =>
+          tx`select * from ledger_batch(${['reserve', 'charge']}::text[], ${[owner, owner]}::text[], ${['res_probe2', '']}::text[], ${['1', '1']}::bigint[], ${now}::bigint, ${now + 60_000}::bigint)`,
+      ),
+      'on',
+    );
+    // A charge alone in its batch is a plain UPDATE: it commits with the session's own setting.
+    const [session] = await db.sql<Array<{ setting: string }>>`select current_setting('synchronous_commit') as setting`;
+    assert.equal(session.setting, 'on');
   });
 
   test('two pools (two gateways) reserving 300 × 1 on 100 credits: exactly 100 succeed', async () => {
