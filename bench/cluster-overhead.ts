@@ -200,7 +200,7 @@ async function main(): Promise<void> {
   if (build.status !== 0) throw new Error('npm run build failed');
   const name = `sy_bench_${randomBytes(4).toString('hex')}`;
   // The ledger's ceiling leaves ~100k closed holds and dead rows behind (more where autovacuum is
-  // off, as on this machine's server): in a database of its own, they do not slow the gateways.
+  // off, as on this machine's server): in a database of its own, they stay out of the gateways' tables.
   const ceilingName = `${name}_ceiling`;
   const admin = postgres(POSTGRES_URL, { max: 1, onnotice: () => {} });
   for (const database of [name, ceilingName]) await admin.unsafe(`create database ${database}`);
