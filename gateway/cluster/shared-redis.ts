@@ -47,9 +47,11 @@ function redisClient(url: string): Redis {
     connectTimeout: CONNECT_TIMEOUT_MS,
     commandTimeout: COMMAND_TIMEOUT_MS,
     retryStrategy: reconnectDelay,
-    // Commands issued in one event-loop turn (the limits and leases of the requests that turn
-    // handled) leave in one write: one wake-up of Redis instead of one per command.
-    enableAutoPipelining: true,
+    // Off (the default): a command is written at once. Auto-pipelining gathered one turn's commands
+    // into one write, but its per-flush pipeline cost more than the writes it saved: measured here
+    // off against on, a paid chat's p50 @1 0.88 against 0.94 ms and the gateway's CPU per request
+    // 0.50 against 0.58 ms, throughput @50 within 3% (5,066–5,524 against 5,206–5,660 req/s).
+    enableAutoPipelining: false,
   });
   // Connection errors are reported through `up()` and /health; without a listener ioredis logs each one.
   client.on('error', () => {});

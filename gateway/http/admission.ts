@@ -2,9 +2,9 @@
  * A request's admission checks (the IP's and the wallet's request budgets, the wallet's chat slot)
  * run side by side: each starts as soon as its key is known, and the route's guards wait for all
  * of them at one gate (`admit`) before anything that costs: reading the body, a key's store
- * lookup, the route itself. In cluster mode every check is a Redis command, and commands started
- * in one event-loop turn leave in one write (ioredis auto-pipelining): one round trip for the
- * request's admission instead of one per check. Measured in `bench/cluster-overhead.ts`.
+ * lookup, the route itself. In cluster mode every check is a Redis command, all sent before any
+ * is answered: one round trip for the request's admission instead of one per check. Measured in
+ * `bench/cluster-overhead.ts`.
  *
  * A refusal surfaces at the gate in the order the checks started (the IP's budget before the
  * wallet's), whichever Redis answered first; a check that started is counted even when an earlier

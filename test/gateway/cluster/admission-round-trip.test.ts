@@ -1,8 +1,9 @@
 /**
  * A paid chat's admission in cluster mode is one round trip to Redis: the IP's budget, the
- * wallet's budget and the wallet's chat slot leave in one write (http/admission.ts with ioredis
- * auto-pipelining). Seen through a TCP relay between the gateway and the real local Redis that
- * records every write the gateway makes.
+ * wallet's budget and the wallet's chat slot all leave before any of them is answered
+ * (http/admission.ts). Seen through a TCP relay between the gateway and the real local Redis that
+ * records when each write of the gateway arrives and holds every reply back 50 ms: a command sent
+ * only after another's answer would arrive at least that late.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,9 +18,16 @@ const services = await clusterServices();
 const WALLET = '0x' + 'd5'.repeat(20);
 const ask = { model: 'conductor', messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 50, tool_choice: 'none' };
 
-/** Relays TCP to Redis and keeps each write that came from the gateway's side. */
-async function startRecordingRelay(target: URL): Promise<{ url: string; writes: string[]; close(): Promise<void> }> {
-  const writes: string[] = [];
+const REPLY_DELAY_MS = 50;
+
+interface RecordedWrite {
+  at: number;
+  text: string;
+}
+
+/** Relays TCP to Redis, keeps each write that came from the gateway's side, and delays every reply. */
+async function startRecordingRelay(target: URL): Promise<{ url: string; writes: RecordedWrite[]; close(): Promise<void> }> {
+  const writes: RecordedWrite[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const redis = createConnection({ host: target.hostname, port: Number(target.port || 6379) });
@@ -29,10 +37,11 @@ async function startRecordingRelay(target: URL): Promise<{ url: string; writes: 
       socket.on('close', () => sockets.delete(socket));
     }
     client.on('data', (chunk: Buffer) => {
-      writes.push(chunk.toString('latin1'));
+      writes.push({ at: performance.now(), text: chunk.toString('latin1') });
       redis.write(chunk);
     });
-    redis.pipe(client);
+    // Timers of one delay fire in the order they were set: replies keep their order.
+    redis.on('data', (chunk: Buffer) => setTimeout(() => client.destroyed || client.write(chunk), REPLY_DELAY_MS));
     client.on('close', () => redis.destroy());
     redis.on('close', () => client.destroy());
   });
@@ -76,9 +85,9 @@ describe("a paid chat's admission in cluster mode", { skip: services.skip }, () 
     await database?.drop();
   });
 
-  test('leaves in one write: both budgets and the chat slot together', async () => {
+  test('one round trip: both budgets and the chat slot leave before any answer', async () => {
     // The key's first use reads it from PostgreSQL, which waits for the IP's verdict (a flood of
-    // unknown keys stops at the IP's budget): that chat's admission takes two writes.
+    // unknown keys stops at the IP's budget): that chat's admission takes two round trips.
     const first = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: authHeaders(key, WALLET),
@@ -95,10 +104,12 @@ describe("a paid chat's admission in cluster mode", { skip: services.skip }, () 
       assert.equal(res.status, 200, await res.text());
       const chatWrites = relay.writes.slice(before);
       // The slot's script (a lease in a sorted set) and the two budgets (rate-limiter-flexible's script, by its SHA).
-      const slotWrite = chatWrites.find((write) => write.includes('ZREMRANGEBYSCORE'));
-      assert.ok(slotWrite, 'the chat took a slot');
-      assert.equal(slotWrite.split('evalsha').length - 1, 2, `the IP's and the wallet's budgets are in the slot's write:\n${slotWrite}`);
-      assert.ok(slotWrite.includes(`limit:ip`) && slotWrite.includes(`limit:wallet`), 'one budget of each');
+      const admission = chatWrites.filter((write) => /ZREMRANGEBYSCORE|evalsha/.test(write.text));
+      const sent = admission.filter((write) => write.at - admission[0].at < REPLY_DELAY_MS / 2);
+      const text = sent.map((write) => write.text).join('');
+      assert.ok(text.includes('ZREMRANGEBYSCORE'), `the chat's slot left with the first of its checks:\n${text}`);
+      assert.equal(text.split('evalsha').length - 1, 2, `the IP's and the wallet's budgets left with it:\n${text}`);
+      assert.ok(text.includes(`limit:ip`) && text.includes(`limit:wallet`), 'one budget of each');
     }
   });
 });
