@@ -195,23 +195,18 @@ async function chargeWhatIsLeft(ledger: Ledger, wallet: string, cost: number): P
 
 /**
  * Every hold is at least 1 credit, so a positive cost charged 0 means the hold was gone (expired
- * and swept): charge min(cost, held, balance) again from a fresh hold.
+ * and swept): charge min(cost, held) again in one step, or what is left of the balance.
  */
 async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: number): Promise<Settlement> {
   const settlement = await ledger.settle(reservation, cost);
   if (settlement.charged > 0 || cost === 0) return settlement;
-  let owed = Math.min(cost, reservation.amount, settlement.remaining);
-  // Another request may spend between the read and the hold: retry with what is left.
-  while (owed > 0) {
-    try {
-      const fresh = await ledger.reserve(reservation.wallet, owed);
-      return await ledger.settle(fresh, owed);
-    } catch (err) {
-      if (!(err instanceof InsufficientCredits)) throw err;
-      owed = Math.min(owed - 1, (await ledger.balance(reservation.wallet)).credits);
-    }
+  try {
+    return await chargeWhatIsLeft(ledger, reservation.wallet, Math.min(cost, reservation.amount));
+  } catch (err) {
+    // Nothing left: the late work goes uncharged rather than below zero.
+    if (err instanceof InsufficientCredits) return settlement;
+    throw err;
   }
-  return settlement;
 }
 
 /**

@@ -55,6 +55,17 @@ test('the fresh hold never takes the wallet below zero', async () => {
   assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 4, total_spent: 4 });
 });
 
+test('an expired hold on a wallet emptied meanwhile charges nothing', async () => {
+  const wallet = '0x' + 'b3'.repeat(20);
+  await ledger.grant(wallet, 4);
+  const billing = ledgerCharger(ledger).begin(wallet);
+  assert.equal(await billing.cover(4), true);
+  now += 1_001;
+  await ledger.charge(wallet, 4); // the returned credits, spent elsewhere
+  assert.deepEqual(await billing.settle(3), { charged: 0, remaining: 0 });
+  assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 4, total_spent: 4 });
+});
+
 test('the hold is topped up to the cost so far plus the next worst case, not grown by every worst case', async () => {
   const wallet = '0x' + 'c3'.repeat(20);
   await ledger.grant(wallet, 12);

@@ -148,6 +148,29 @@ test('a JSON chat on a wallet seen holding plenty holds nothing while it runs an
   assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 20, total_spent: 20 });
 });
 
+test('a JSON chat charged at the end that fails pays for what the upstream did; emptied meanwhile, it pays nothing', async () => {
+  const { wallet, key } = await fundedWallet(20);
+  const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
+  assert.equal((await postChat(gateway, small, authHeaders(key, wallet))).headers.get('x-credits-remaining'), '19');
+  const failing = { text: ['Half ', 'an answer'], holdLast: true, streamError: { message: 'generation failed' } };
+
+  upstream.defaultTurn = failing;
+  const paid = postChat(gateway, small, authHeaders(key, wallet));
+  await upstream.held();
+  upstream.release();
+  assert.equal((await paid).status, 502);
+  let balance = await balanceOnceSettled(wallet, 20);
+  assert.deepEqual([balance.credits, balance.total_spent], [18, 2], 'the failed call is paid for');
+
+  const unpaid = postChat(gateway, small, authHeaders(key, wallet));
+  await upstream.held();
+  await gateway.ledger.charge(wallet, 18); // spent elsewhere: another request, another instance
+  upstream.release();
+  assert.equal((await unpaid).status, 502, "the chat's own error, not the charge's");
+  balance = await balanceOnceSettled(wallet, 20);
+  assert.deepEqual(balance, { address: wallet, credits: 0, total_deposited: 20, total_spent: 20 });
+});
+
 test('a JSON chat charged at the end that goes on to a tool round holds from then on and is charged exactly', async () => {
   const { wallet, key } = await fundedWallet(100);
   const seen = await postChat(gateway, { ...ask, max_tokens: 100, tool_choice: 'none' }, authHeaders(key, wallet));
