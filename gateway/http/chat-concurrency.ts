@@ -97,9 +97,10 @@ async function holdUntilAnswered(ctx: Context, next: Next, release: () => void):
   try {
     await next();
   } finally {
-    // A streamed answer keeps running after the handler returns: hold the slot until it ends.
-    const streaming = typeof (ctx.body as { pipe?: unknown } | null)?.pipe === 'function';
-    if (streaming && !ctx.res.writableEnded && !ctx.res.destroyed) ctx.res.once('close', releaseOnce);
-    else releaseOnce();
+    // A streamed answer keeps running after the handler returns, and a JSON one is written by koa
+    // after it: either way the slot is held until the response has ended, so its release (a Redis
+    // command in cluster mode) never goes out ahead of the answer.
+    if (ctx.res.writableFinished || ctx.res.destroyed) releaseOnce();
+    else ctx.res.once('close', releaseOnce);
   }
 }

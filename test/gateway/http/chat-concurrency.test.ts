@@ -5,12 +5,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import Koa from 'koa';
 import { errorHandler } from '../../../gateway/http/error-handler.js';
-import { chatConcurrency } from '../../../gateway/http/chat-concurrency.js';
+import { chatConcurrency, type SharedWalletSlots } from '../../../gateway/http/chat-concurrency.js';
 
 const held = new Map<string, { release(): void; stream?: PassThrough }>();
 let server: Server;
@@ -140,4 +140,38 @@ test("a chat whose body is still arriving holds its wallet's slot, not one of th
   held.get('w1')!.release();
   assert.equal(await answered, 200);
   held.clear();
+});
+
+test("a JSON answer's slots are given back once it is written, not before (a shared store's release then never delays it)", async () => {
+  let response: ServerResponse | undefined;
+  const writtenAtRelease: boolean[] = [];
+  const shared: SharedWalletSlots = {
+    acquire: async () => () => void writtenAtRelease.push(response!.writableFinished),
+  };
+  const app = new Koa();
+  app.use(errorHandler());
+  app.use(async (ctx, next) => {
+    ctx.state.wallet = '0x' + 'ab'.repeat(20);
+    await next();
+  });
+  const slots = chatConcurrency({ chatConcurrencyPerWallet: 1, chatConcurrencyTotal: 1 }, shared);
+  app.use(slots.wallet);
+  app.use(slots.total);
+  app.use(async (ctx) => {
+    response = ctx.res;
+    if (ctx.query.fail === '1') throw new Error('boom');
+    ctx.body = { ok: true };
+  });
+  const json = createServer(app.callback());
+  await new Promise<void>((resolve) => json.listen(0, '127.0.0.1', resolve));
+  try {
+    const at = `http://127.0.0.1:${(json.address() as AddressInfo).port}/`;
+    for (let i = 0; i < 3; i++) assert.equal((await fetch(at, { method: 'POST' })).status, 200, 'the one slot was given back each time');
+    const failed = await fetch(`${at}?fail=1`, { method: 'POST' });
+    assert.equal(failed.status, 500);
+    assert.equal((await fetch(at, { method: 'POST' })).status, 200, 'a failed request gives its slot back too');
+    assert.deepEqual(writtenAtRelease, [true, true, true, true, true]);
+  } finally {
+    await new Promise<void>((resolve) => json.close(() => resolve()));
+  }
 });
