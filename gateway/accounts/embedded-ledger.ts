@@ -27,6 +27,7 @@
  *   const { charged } = await ledger.settle(hold, 3)  // charges 3, returns 2, durable
  */
 import { idSequence } from './id-sequence.js';
+import { nonNegativeInteger, positiveInteger } from './ledger-amounts.js';
 import { z } from 'zod';
 import {
   ExternalCreditConflict,
@@ -240,7 +241,7 @@ export class EmbeddedLedger implements Ledger {
   }
 
   async settle(reservation: Reservation, cost: number): Promise<Settlement> {
-    if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
+    nonNegativeInteger(cost, 'cost');
     const state = await this.state(reservation.wallet);
     this.sweep(state);
     const closed = state.closed.get(reservation.id);
@@ -258,7 +259,7 @@ export class EmbeddedLedger implements Ledger {
   }
 
   async charge(wallet: string, amount: number): Promise<Settlement> {
-    if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError(`amount must be a non-negative integer, got ${amount}`);
+    nonNegativeInteger(amount, 'amount');
     const state = await this.state(wallet);
     this.sweep(state);
     if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
@@ -537,10 +538,6 @@ function storedRecord(state: WalletState): string {
 
 function toBalance(state: WalletState): Balance {
   return { address: state.address, credits: state.credits, total_deposited: state.totalDeposited, total_spent: state.totalSpent };
-}
-
-function positiveInteger(value: number, name: string): void {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
 }
 
 /** Build the ledger over an open connection and start it. */

@@ -22,6 +22,7 @@
  *   await ledger.settle(hold, 3)
  */
 import { idSequence } from '../id-sequence.js';
+import { nonNegativeInteger, positiveInteger } from '../ledger-amounts.js';
 import { ExternalCreditConflict, IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../../errors.js';
 import { validateExternalCredit } from '../external-credit.js';
 import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from '../types.js';
@@ -38,10 +39,6 @@ export interface PostgresLedgerOptions {
 
 /** Closed holds are remembered this long past their TTL, so a late repeated settle answers the same. */
 const CLOSED_RETENTION_MS = 24 * 3_600_000;
-
-function positiveInteger(value: number, name: string): void {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
-}
 
 /** Run a step that adds `amount` to total_deposited; SQLSTATE SY001 (past 2^53 − 1) becomes LedgerTotalTooLarge. */
 async function depositing<T>(amount: number, step: () => Promise<T>): Promise<T> {
@@ -162,13 +159,13 @@ export class PostgresLedger implements Ledger {
   }
 
   async settle(reservation: Reservation, cost: number): Promise<Settlement> {
-    if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`cost must be a non-negative integer, got ${cost}`);
+    nonNegativeInteger(cost, 'cost');
     const row = await this.batches.run({ kind: 'settle', wallet: reservation.wallet, id: reservation.id, amount: cost });
     return { charged: row.charged, remaining: row.credits };
   }
 
   async charge(wallet: string, amount: number): Promise<Settlement> {
-    if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError(`amount must be a non-negative integer, got ${amount}`);
+    nonNegativeInteger(amount, 'amount');
     const row = await this.batches.run({ kind: 'charge', wallet: wallet.toLowerCase(), id: '', amount });
     if (!row.ok) throw new InsufficientCredits(row.credits, amount);
     return { charged: row.charged, remaining: row.credits };
