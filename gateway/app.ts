@@ -113,8 +113,11 @@ export function createApp(deps: AppDeps): Koa {
   const auth = (keyRequired: 'always' | 'unless-free') => authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
   // One budget per wallet across every route group: a limiter per chain would triple it.
   const walletBudget = perWalletRateLimit(config.limits.perWallet, deps.shared?.limiters);
-  const gatedSteps: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget, admit, readJson];
-  const gated = compose(gatedSteps);
+  /** A route group's guard: who calls, then its gate (`admit`, or the chat slot), then the body, then `afterBody`. */
+  const guard = (caller: Middleware[], gate: Middleware = admit, ...afterBody: Middleware[]) =>
+    compose([...caller, gate, readJson, ...afterBody]);
+  const keyUnlessFree: Middleware[] = [requireWallet(), auth('unless-free'), walletBudget];
+  const gated = guard(keyUnlessFree);
   const router = new Router();
   registerHealthRoutes(router, { primaryModel, startedAt: deps.startedAt, contributors: deps.health });
   registerMetricsRoutes(router, { registry: deps.metrics.registry, adminToken: config.adminToken });
@@ -142,16 +145,7 @@ export function createApp(deps: AppDeps): Koa {
   // wallet's slot is the chat routes' admission gate, taken beside the budgets; the instance's
   // slot only once the body is in (http/chat-concurrency.ts).
   const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);
-  const chatSteps: Middleware[] = [
-    requireWallet(),
-    auth('unless-free'),
-    walletBudget,
-    chatSlots.wallet,
-    readJson,
-    chatSlots.total,
-    ...paid,
-  ];
-  const gatedChat = compose(chatSteps);
+  const gatedChat = guard(keyUnlessFree, chatSlots.wallet, chatSlots.total, ...paid);
   registerChatRoutes(router, [gatedChat], orchestrator);
   registerResponseRoutes(
     router,
@@ -161,10 +155,8 @@ export function createApp(deps: AppDeps): Koa {
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, payOn402 });
   registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.
-  const walletOnlySteps: Middleware[] = [requireWallet(), walletBudget, admit, readJson];
-  const keyOfWalletSteps: Middleware[] = [requireWallet(), auth('always'), walletBudget, admit, readJson];
-  const walletOnly = compose(walletOnlySteps);
-  const keyOfWallet = compose(keyOfWalletSteps);
+  const walletOnly = guard([requireWallet(), walletBudget]);
+  const keyOfWallet = guard([requireWallet(), auth('always'), walletBudget]);
   registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });
   registerCreditRoutes(router, gated, deps.accounts.ledger);
   registerDepositRoutes(router, { ...deps.deposits, walletOnly, gated });
