@@ -65,11 +65,9 @@ export function rateLimit(options: RateLimitOptions) {
     else startCheck(ctx, verdict);
     try {
       await next();
-    } catch (err) {
-      await verdict; // over budget, the answer is 429 whatever failed after the check started
-      throw err;
+    } finally {
+      await verdict; // over budget, the answer is 429 whatever happened after the check started
     }
-    await verdict;
   };
 }
 
