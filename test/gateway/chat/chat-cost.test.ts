@@ -42,28 +42,20 @@ test('a reservation that expires mid-chat: cover says stop, settle charges what 
   assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
 });
 
-test('the fresh hold never takes the wallet below zero', async () => {
-  const wallet = '0x' + 'b2'.repeat(20);
-  await ledger.grant(wallet, 4);
-  const billing = ledgerCharger(ledger).begin(wallet);
-  assert.equal(await billing.cover(4), true);
-  now += 1_001;
-  // Meanwhile the returned credits are spent elsewhere but one.
-  const other = await ledger.reserve(wallet, 3);
-  await ledger.settle(other, 3);
-  assert.deepEqual(await billing.settle(chatCost({ prompt_tokens: 4000, completion_tokens: 0 })), { charged: 1, remaining: 0 });
-  assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 4, total_spent: 4 });
-});
-
-test('an expired hold on a wallet emptied meanwhile charges nothing', async () => {
-  const wallet = '0x' + 'b3'.repeat(20);
-  await ledger.grant(wallet, 4);
-  const billing = ledgerCharger(ledger).begin(wallet);
-  assert.equal(await billing.cover(4), true);
-  now += 1_001;
-  await ledger.charge(wallet, 4); // the returned credits, spent elsewhere
-  assert.deepEqual(await billing.settle(3), { charged: 0, remaining: 0 });
-  assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 4, total_spent: 4 });
+test('the fresh hold never takes the wallet below zero: it charges what is left, or nothing on an emptied wallet', async () => {
+  for (const { wallet, spentElsewhere, charged } of [
+    { wallet: '0x' + 'b2'.repeat(20), spentElsewhere: 3, charged: 1 },
+    { wallet: '0x' + 'b3'.repeat(20), spentElsewhere: 4, charged: 0 },
+  ]) {
+    await ledger.grant(wallet, 4);
+    const billing = ledgerCharger(ledger).begin(wallet);
+    assert.equal(await billing.cover(4), true);
+    now += 1_001;
+    // Meanwhile the returned credits are spent elsewhere.
+    await ledger.charge(wallet, spentElsewhere);
+    assert.deepEqual(await billing.settle(chatCost({ prompt_tokens: 4000, completion_tokens: 0 })), { charged, remaining: 0 });
+    assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 4, total_spent: spentElsewhere + charged });
+  }
 });
 
 test('the hold is topped up to the cost so far plus the next worst case, not grown by every worst case', async () => {
