@@ -176,12 +176,19 @@ test('a JSON chat charged at the end that goes on to a tool round holds from the
   const seen = await postChat(gateway, { ...ask, max_tokens: 100, tool_choice: 'none' }, authHeaders(key, wallet));
   assert.equal(seen.headers.get('x-credits-remaining'), '99');
   upstream.script(
-    { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 1200, completion_tokens: 100 } },
-    { text: 'Done.', usage: { prompt_tokens: 2000, completion_tokens: 400 } },
+    { text: 'Looking.', holdLast: true, toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 1200, completion_tokens: 100 } },
+    { text: ['Do', 'ne.'], holdLast: true, usage: { prompt_tokens: 2000, completion_tokens: 400 } },
   );
-  const res = await postChat(gateway, ask, authHeaders(key, wallet));
+  const answered = postChat(gateway, ask, authHeaders(key, wallet));
+  await upstream.held();
+  assert.equal((await gateway.ledger.balance(wallet)).credits, 99, 'nothing held during the first call');
+  upstream.release();
+  await upstream.held();
+  assert.ok((await gateway.ledger.balance(wallet)).credits < 99, 'a hold during the call after the tool round');
+  upstream.release();
+  const res = await answered;
   assert.equal(res.status, 200);
-  assert.equal(res.body.choices[0].message.content, 'Done.');
+  assert.equal(res.body.choices[0].message.content, 'Looking.\n\nDone.');
   // (3200 + 2 × 500) / 1000 = 4.2 → 5
   assert.equal(res.headers.get('x-credits-charged'), '5');
   assert.equal(res.headers.get('x-credits-remaining'), '94');
