@@ -32,6 +32,19 @@ async function fundedWallet(credits: number): Promise<{ wallet: string; key: str
 }
 
 const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Plan something.' }] };
+/** A chat whose first hold is small (1 credit): a wallet of a few credits covers it twice over. */
+const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
+
+/**
+ * A funded wallet the gateway has seen: one small chat, charged 1, taught it the balance (the
+ * hint Charge.claimRunAhead and Charge.claimChargeAtEnd go by).
+ */
+async function seenWallet(credits: number): Promise<{ wallet: string; key: string }> {
+  const funded = await fundedWallet(credits);
+  const first = await postChat(gateway, small, authHeaders(funded.key, funded.wallet));
+  assert.equal(first.headers.get('x-credits-remaining'), String(credits - 1));
+  return funded;
+}
 
 /** A streamed chat the test can cancel: the response, and the controller that aborts it. */
 async function cancellableStream(wallet: string, key: string): Promise<{ res: Response; controller: AbortController }> {
@@ -97,10 +110,7 @@ test('an empty wallet gets 402 insufficient_credits before any upstream call', a
 test('a balance the gateway saw gone stale (spent elsewhere): the chat that ran ahead of its hold answers 402 and charges nothing', async () => {
   // Observed with the hold waiting on PostgreSQL in cluster/chat-run-ahead.test.ts; here the
   // embedded ledger refuses at once, usually before the call leaves.
-  const { wallet, key } = await fundedWallet(10);
-  const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
-  const first = await postChat(gateway, small, authHeaders(key, wallet));
-  assert.equal(first.headers.get('x-credits-remaining'), '9');
+  const { wallet, key } = await seenWallet(10);
   const elsewhere = await gateway.ledger.reserve(wallet, 9);
   upstream.defaultTurn = { text: 'Never shown.', delayMs: 50 };
   const before = upstream.requests.length;
@@ -120,10 +130,7 @@ test('a balance the gateway saw gone stale (spent elsewhere): the chat that ran 
 });
 
 test('a JSON chat on a wallet seen holding plenty holds nothing while it runs and is charged once answered; emptied meanwhile, it answers 402 and charges nothing', async () => {
-  const { wallet, key } = await fundedWallet(20);
-  const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
-  const first = await postChat(gateway, small, authHeaders(key, wallet));
-  assert.equal(first.headers.get('x-credits-remaining'), '19');
+  const { wallet, key } = await seenWallet(20);
 
   upstream.defaultTurn = { text: 'Answered.', holdLast: true };
   const answered = postChat(gateway, small, authHeaders(key, wallet));
@@ -149,9 +156,7 @@ test('a JSON chat on a wallet seen holding plenty holds nothing while it runs an
 });
 
 test('a JSON chat charged at the end that fails pays for what the upstream did; emptied meanwhile, it pays nothing', async () => {
-  const { wallet, key } = await fundedWallet(20);
-  const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
-  assert.equal((await postChat(gateway, small, authHeaders(key, wallet))).headers.get('x-credits-remaining'), '19');
+  const { wallet, key } = await seenWallet(20);
   const failing = { text: ['Half ', 'an answer'], holdLast: true, streamError: { message: 'generation failed' } };
 
   upstream.defaultTurn = failing;
@@ -172,9 +177,7 @@ test('a JSON chat charged at the end that fails pays for what the upstream did; 
 });
 
 test('a JSON chat charged at the end that goes on to a tool round holds from then on and is charged exactly', async () => {
-  const { wallet, key } = await fundedWallet(100);
-  const seen = await postChat(gateway, { ...ask, max_tokens: 100, tool_choice: 'none' }, authHeaders(key, wallet));
-  assert.equal(seen.headers.get('x-credits-remaining'), '99');
+  const { wallet, key } = await seenWallet(100);
   upstream.script(
     { text: 'Looking.', holdLast: true, toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 1200, completion_tokens: 100 } },
     { text: ['Do', 'ne.'], holdLast: true, usage: { prompt_tokens: 2000, completion_tokens: 400 } },
