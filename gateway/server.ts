@@ -40,7 +40,7 @@ export interface RunningGateway {
   logger: Logger;
   /** The MCP tool host (servers' status, pids, tools). */
   tools: ToolHost;
-  /** The credit ledger, for chat/tool charging and tests (Keyv + SQLite, or PostgreSQL in cluster mode). */
+  /** The credit ledger, for chat/tool charging and tests (SQLite in DATA_DIR, or PostgreSQL in cluster mode). */
   ledger: Ledger;
   /** API keys (tests mint keys here without a SIWE round trip). */
   apiKeys: ApiKeys;

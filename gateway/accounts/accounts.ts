@@ -1,8 +1,8 @@
 /**
  * Everything the gateway needs about accounts, opened in the right order: the DATA_DIR lock
- * first (so no second process ever opens the store), then the store (Keyv: API keys), then the
- * ledger on its own connection to the same SQLite file, with its expiry timer. `close()` undoes it
- * in reverse, after the ledger's last commit.
+ * first (so no second process ever opens the store), then the ledger's SQLite file (which moves
+ * the keys of an older DATA_DIR to their own file), then the store (Keyv: API keys, in their
+ * file), then the ledger with its expiry timer. `close()` undoes it after the ledger's last commit.
  *
  * @example
  *   const accounts = await openAccounts({ dataDir: './data', publicUrl, settings: config.accounts, responses: config.responses })
@@ -13,6 +13,7 @@ import { acquireDataDirLock } from './data-dir-lock.js';
 import { openStore, STORE_FILE, type AccountsStore } from './store.js';
 import { openEmbeddedLedger, type EmbeddedLedger } from './embedded-ledger.js';
 import { openSqlite, type SqliteConnection } from './sqlite-connection.js';
+import { moveKeysToOwnFile } from './keys-file-move.js';
 import { join } from 'node:path';
 import { ApiKeys } from './api-keys.js';
 import { KeyvKeyStore } from './keyv-key-store.js';
@@ -58,8 +59,9 @@ export async function openAccounts(options: {
   let store: AccountsStore | undefined;
   let db: SqliteConnection | undefined;
   try {
-    store = await openStore(options.dataDir);
     db = await openSqlite(join(options.dataDir, STORE_FILE));
+    await moveKeysToOwnFile(db, options.dataDir);
+    store = await openStore(options.dataDir);
     const ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
     const responses = await openSqliteResponseStore(db, options.responses);
     const stopSweep = sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {}));

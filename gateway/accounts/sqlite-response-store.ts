@@ -2,9 +2,8 @@
  * Stored responses in the DATA_DIR SQLite file (embedded mode), on the ledger's connection:
  * better-sqlite3 runs each statement synchronously, and a second connection writing while the
  * ledger's transaction is open would wait on this same thread. Storing is two statements issued
- * together (insert, then drop the wallet's oldest past the quota), each atomic on its own; one
- * that lands while the ledger's group commit has its transaction open becomes part of it (and
- * would go with it in the rare rollback of a failed commit: a response then simply is not kept).
+ * together (insert, then drop the wallet's oldest past the quota), each atomic on its own; the
+ * ledger's transactions run in one synchronous call, so neither can land inside one.
  *
  * @example
  *   const responses = await openSqliteResponseStore(db, { maxPerWallet: 100, maxBytesPerWallet: 16 << 20 })

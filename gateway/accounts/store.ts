@@ -1,8 +1,13 @@
 /**
- * The accounts store: Keyv over one SQLite file in DATA_DIR, holding the API keys (one Keyv
- * namespace). The ledger needs transactions, which Keyv lacks, so it keeps its own tables in the
- * same file on its own connection (embedded-ledger.ts); correctness across records comes from the
- * DATA_DIR lock plus per-key serialization in this process.
+ * The accounts store: Keyv over its own SQLite file in DATA_DIR (KEYS_FILE), holding the API keys
+ * (one Keyv namespace). The ledger needs transactions, which Keyv lacks, so it keeps its tables in
+ * another file (STORE_FILE, with stored responses, x402 and deposit records) written through
+ * better-sqlite3 (sqlite-connection.ts). Each file is written by one SQLite library only: Keyv's
+ * driver (sqlite3) and better-sqlite3 each bundle their own copy of SQLite, and two copies in one
+ * process do not see each other's locks (POSIX locks are per process), so writes of both to one
+ * file interleave and lose commits or corrupt it (https://www.sqlite.org/howtocorrupt.html,
+ * 2.2.1; keys-file-move.ts moves the keys of an older DATA_DIR out). Correctness across records
+ * comes from the DATA_DIR lock plus per-key serialization in this process.
  *
  * @example
  *   const store = await openStore('./data')
@@ -14,7 +19,10 @@ import { join } from 'node:path';
 import Keyv from 'keyv';
 import KeyvSqlite from '@keyv/sqlite';
 
+/** The ledger's file (better-sqlite3 only). */
 export const STORE_FILE = 'switchyard.sqlite';
+/** The API keys' file (Keyv's sqlite3 driver only). */
+export const KEYS_FILE = 'keys.sqlite';
 
 export interface AccountsStore {
   /** API key records by SHA-256 hex, plus `wallet:<address>` indexes. */
@@ -27,14 +35,11 @@ export type Namespace = 'keys';
 /** Open (creating if needed) the SQLite store under `dataDir`. */
 export async function openStore(dataDir: string): Promise<AccountsStore> {
   mkdirSync(dataDir, { recursive: true });
-  const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, STORE_FILE)}`, busyTimeout: 5_000 });
+  const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, KEYS_FILE)}`, busyTimeout: 5_000 });
   // WAL + NORMAL: a crash of this process loses nothing committed, and each write costs no fsync
   // of the main file. Without it every ledger step waits for a full journal round trip.
   await adapter.query('PRAGMA journal_mode=WAL');
   await adapter.query('PRAGMA synchronous=NORMAL');
-  // SIWE nonces now live in memory (accounts/nonce-store.ts); rows an older version left here
-  // would never expire (Keyv deletes an expired row only when it is read).
-  await adapter.query(`DELETE FROM keyv WHERE key LIKE 'nonces:%'`);
   // Keyv prefixes keys with its own namespace, so one adapter (one connection) serves them all;
   // errors must reach the caller: a ledger that silently reads "nothing" would lose money.
   const open = (namespace: Namespace) => new Keyv({ store: adapter, namespace, throwOnErrors: true });

@@ -1,0 +1,55 @@
+/**
+ * A DATA_DIR written before the API keys had their own file kept them as Keyv rows (`keys:…`) in
+ * the ledger's file, beside SIWE nonces of a still older version (`nonces:…`, never expired). Two
+ * SQLite libraries must not write one file (store.ts says why), so at the first start the key rows
+ * are copied into a new keys file, through the ledger's connection, and removed from the old one.
+ *
+ * The new file is built beside its final name and renamed into place once committed (an attached
+ * database keeps the rollback journal: the whole file is in place when it is detached), so a crash
+ * leaves either no keys file, and the next start builds it again, or a whole one. The old rows
+ * are deleted whenever a keys file exists, so a crash between the rename and the delete is
+ * finished at the next start. Call it before Keyv opens the keys file.
+ *
+ * @example
+ *   const db = await openSqlite(join(dataDir, STORE_FILE))
+ *   await moveKeysToOwnFile(db, dataDir)   // then openStore(dataDir)
+ */
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { KEYS_FILE } from './store.js';
+
+/** The Keyv rows that leave the ledger's file: keys go to the keys file, nonces nowhere. */
+const LEAVING = `key LIKE 'keys:%' OR key LIKE 'nonces:%'`;
+
+export async function moveKeysToOwnFile(db: SqliteConnection, dataDir: string): Promise<void> {
+  const hasKeyv = await db.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'keyv'`);
+  if (hasKeyv.length === 0) return;
+  const keysFile = join(dataDir, KEYS_FILE);
+  if (!existsSync(keysFile)) {
+    const keys = await db.all(`SELECT 1 FROM keyv WHERE key LIKE 'keys:%' LIMIT 1`);
+    if (keys.length > 0) await copyKeys(db, keysFile);
+  }
+  await db.run(`DELETE FROM keyv WHERE ${LEAVING}`);
+  // The ledger's own migration (keyv-ledger-migration.ts) empties the rest of an older store.
+  const left = await db.all(`SELECT 1 FROM keyv LIMIT 1`);
+  if (left.length === 0) await db.exec('DROP TABLE keyv');
+}
+
+async function copyKeys(db: SqliteConnection, keysFile: string): Promise<void> {
+  const partial = `${keysFile}.partial`;
+  // What a crash during an earlier copy left.
+  rmSync(partial, { force: true });
+  rmSync(`${partial}-journal`, { force: true });
+  await db.run('ATTACH DATABASE ? AS moving', [partial]);
+  try {
+    await db.transaction([
+      // The table exactly as @keyv/sqlite creates it.
+      { sql: 'CREATE TABLE moving.keyv(key VARCHAR(255) PRIMARY KEY, value TEXT )', params: [] },
+      { sql: `INSERT INTO moving.keyv (key, value) SELECT key, value FROM main.keyv WHERE key LIKE 'keys:%'`, params: [] },
+    ]);
+  } finally {
+    await db.exec('DETACH DATABASE moving');
+  }
+  renameSync(partial, keysFile);
+}

@@ -1,0 +1,192 @@
+/**
+ * The API keys' file (Keyv's sqlite3 driver) and the ledger's (better-sqlite3) are apart: two
+ * copies of SQLite in one process do not see each other's locks, and before the split key writes
+ * racing ledger and response writes on one file lost commits and corrupted it. Here: that race,
+ * run through the real accounts, leaves both files whole and every write readable; an older
+ * DATA_DIR's keys move to their own file, also after a crash at any step of the move.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import KeyvSqlite from '@keyv/sqlite';
+import { openAccounts, type Accounts } from '../../../gateway/accounts/accounts.js';
+import { KEYS_FILE, STORE_FILE } from '../../../gateway/accounts/store.js';
+import { openSqlite } from '../../../gateway/accounts/sqlite-connection.js';
+import { hashKey } from '../../../gateway/accounts/api-keys.js';
+import { TEST_RESPONSE_SETTINGS } from './support.js';
+
+function open(dataDir: string): Promise<Accounts> {
+  return openAccounts({
+    dataDir,
+    publicUrl: 'http://127.0.0.1:8080',
+    settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 },
+    responses: TEST_RESPONSE_SETTINGS,
+  });
+}
+
+async function withDataDir(run: (dataDir: string) => Promise<void>): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sy-keys-file-'));
+  try {
+    await run(dataDir);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function integrity(file: string): Promise<string> {
+  const db = await openSqlite(file);
+  try {
+    const rows = await db.all<{ integrity_check: string }>('PRAGMA integrity_check');
+    return rows.map((row) => row.integrity_check).join('; ');
+  } finally {
+    await db.close();
+  }
+}
+
+async function tables(file: string): Promise<string[]> {
+  const db = await openSqlite(file);
+  try {
+    return (await db.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)).map((row) => row.name);
+  } finally {
+    await db.close();
+  }
+}
+
+const wallet = (i: number) => '0x' + i.toString(16).padStart(40, 'e');
+
+test('key writes racing ledger and response writes: both files stay whole, every write is there after a restart', async () => {
+  await withDataDir(async (dataDir) => {
+    const accounts = await open(dataDir);
+    const keys: string[] = [];
+    const responses: Array<{ id: string; wallet: string }> = [];
+    const granted = new Map<string, number>();
+    const until = Date.now() + 1_500;
+    let failures = 0;
+    // Keyv's writes run on libuv's threads while the ledger's and the responses' run on this one:
+    // several of each in flight at once, as a busy gateway has them.
+    const keyWriter = async (lane: number) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const { key } = await accounts.apiKeys.create({ address: wallet(lane * 100_000 + i), name: `k${i}`, verified: true });
+        keys.push(key);
+      }
+    };
+    const ledgerWriter = async (lane: number) => {
+      for (let i = 0; Date.now() < until; i++) {
+        const owner = wallet(1_000_000 + lane);
+        // A wallet per response: each wallet keeps at most 100.
+        const asker = wallet(2_000_000 + lane * 100_000 + i);
+        const now = Date.now();
+        const id = `resp_${lane}_${i}`;
+        await accounts.responses.put({ id, wallet: asker, createdAt: now, expiresAt: now + 60_000, body: JSON.stringify({ i }) });
+        responses.push({ id, wallet: asker });
+        await accounts.ledger.grant(owner, 1);
+        granted.set(owner, (granted.get(owner) ?? 0) + 1);
+        if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    const lanes = [0, 1, 2, 3].flatMap((lane) => [keyWriter(lane), ledgerWriter(lane)]);
+    for (const outcome of await Promise.allSettled(lanes)) if (outcome.status === 'rejected') failures++;
+    await accounts.close();
+    assert.equal(failures, 0, 'no write failed');
+    assert.ok(keys.length > 50 && responses.length > 200, `${keys.length} keys, ${responses.length} responses written`);
+
+    assert.equal(await integrity(join(dataDir, STORE_FILE)), 'ok');
+    assert.equal(await integrity(join(dataDir, KEYS_FILE)), 'ok');
+    const reopened = await open(dataDir);
+    try {
+      for (const key of keys) assert.ok(await reopened.apiKeys.find(key), 'every key created is found');
+      for (const { id, wallet: owner } of responses) assert.ok(await reopened.responses.get(id, owner, Date.now()), `response ${id} kept`);
+      for (const [owner, credits] of granted) assert.equal((await reopened.ledger.balance(owner)).credits, credits);
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
+/** The key rows as the version before this split wrote them: Keyv's table in the ledger's file. */
+async function writeOldLayout(dataDir: string, rows: Array<[string, unknown]>): Promise<void> {
+  const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, STORE_FILE)}` });
+  for (const [k, v] of rows) await adapter.query('INSERT INTO keyv (key, value) VALUES (?, ?)', k, JSON.stringify(v));
+  await adapter.disconnect();
+}
+
+function oldKeyRows(key: string, owner: string): Array<[string, unknown]> {
+  const record = {
+    id: 'key_old',
+    name: 'old',
+    address: owner,
+    created_at: 1795459843,
+    last_used_at: null,
+    verified: true,
+    prefix: key.slice(0, 7),
+  };
+  return [
+    [`keys:${hashKey(key)}`, { value: record }],
+    [`keys:wallet:${owner}`, { value: [{ id: 'key_old', hash: hashKey(key) }] }],
+    // A SIWE nonce of a still older version: never read again, and never expired by Keyv.
+    ['nonces:abc', { value: { address: owner }, expires: 1 }],
+  ];
+}
+
+test("an older DATA_DIR's keys move to their own file; the ledger's file keeps no Keyv table", async () => {
+  await withDataDir(async (dataDir) => {
+    const key = 'sy_' + 'M'.repeat(43);
+    const owner = wallet(7);
+    await writeOldLayout(dataDir, oldKeyRows(key, owner));
+    assert.ok(!existsSync(join(dataDir, KEYS_FILE)));
+
+    const accounts = await open(dataDir);
+    let added: string;
+    try {
+      assert.equal((await accounts.apiKeys.find(key))?.id, 'key_old');
+      assert.deepEqual(
+        (await accounts.apiKeys.list(owner)).map((listed) => listed.id),
+        ['key_old'],
+      );
+      added = (await accounts.apiKeys.create({ address: owner, name: 'new', verified: true })).key;
+    } finally {
+      await accounts.close();
+    }
+    assert.ok(!(await tables(join(dataDir, STORE_FILE))).includes('keyv'), 'the old Keyv table is gone');
+    assert.ok(!existsSync(join(dataDir, `${KEYS_FILE}.partial`)));
+
+    const again = await open(dataDir);
+    try {
+      assert.equal((await again.apiKeys.find(key))?.id, 'key_old');
+      assert.ok(await again.apiKeys.find(added));
+      assert.equal((await again.apiKeys.list(owner)).length, 2);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+test('a move cut short is finished at the next start: a half-built file is rebuilt, stale old rows are dropped', async () => {
+  await withDataDir(async (dataDir) => {
+    const key = 'sy_' + 'N'.repeat(43);
+    const owner = wallet(8);
+    // Killed while building the new file: its partial copy (here: not even SQLite) is left.
+    await writeOldLayout(dataDir, oldKeyRows(key, owner));
+    writeFileSync(join(dataDir, `${KEYS_FILE}.partial`), 'half a file');
+    const first = await open(dataDir);
+    try {
+      assert.equal((await first.apiKeys.find(key))?.id, 'key_old');
+      assert.equal(await first.apiKeys.revoke(owner, 'key_old'), true);
+    } finally {
+      await first.close();
+    }
+
+    // Killed after the rename, before the old rows were deleted: they are still there, and stale
+    // (the key was revoked in the new file since). The new file wins; the old rows go.
+    await writeOldLayout(dataDir, oldKeyRows(key, owner));
+    const second = await open(dataDir);
+    try {
+      assert.equal(await second.apiKeys.find(key), undefined, 'the revoked key stays revoked');
+    } finally {
+      await second.close();
+    }
+    assert.ok(!(await tables(join(dataDir, STORE_FILE))).includes('keyv'));
+  });
+});
