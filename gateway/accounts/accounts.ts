@@ -38,9 +38,9 @@ export interface Accounts {
   apiKeys: ApiKeys;
   siwe: SiweVerifier;
   store: AccountsStore;
-  /** Stored responses, in the same SQLite file on the ledger's connection. */
+  /** Stored responses, in the ledger's SQLite file (switchyard.sqlite), on its connection. */
   responses: ResponseStore;
-  /** x402 payments sent for settlement (their table in the same SQLite file). */
+  /** x402 payments sent for settlement (their table in the ledger's SQLite file). */
   paymentRecords: X402PaymentRecords;
   close(): Promise<void>;
 }
@@ -58,19 +58,22 @@ export async function openAccounts(options: {
   const lock = acquireDataDirLock(options.dataDir);
   let store: AccountsStore | undefined;
   let db: SqliteConnection | undefined;
+  let ledger: EmbeddedLedger | undefined;
   try {
     db = await openSqlite(join(options.dataDir, STORE_FILE));
     await moveKeysToOwnFile(db, options.dataDir);
     store = await openStore(options.dataDir);
-    const ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
+    ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
     const responses = await openSqliteResponseStore(db, options.responses);
-    const stopSweep = sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {}));
     const paymentRecords = await openSqliteX402PaymentRecords(db);
+    // Last: nothing after it can fail and leave its timer running on a closed file.
+    const stopSweep = sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {}));
     const opened = store;
     const ledgerDb = db;
+    const openLedger = ledger;
     let closing: Promise<void> | undefined;
     return {
-      ledger,
+      ledger: openLedger,
       apiKeys: new ApiKeys(new KeyvKeyStore(store.keys), { onTouchError: options.onTouchError }),
       siwe: new SiweVerifier({
         publicUrl: options.publicUrl,
@@ -84,7 +87,7 @@ export async function openAccounts(options: {
         closing ??= (async () => {
           try {
             stopSweep();
-            await ledger.stop();
+            await openLedger.stop();
             await ledgerDb.close();
             await opened.close();
           } finally {
@@ -95,6 +98,7 @@ export async function openAccounts(options: {
       },
     };
   } catch (err) {
+    await ledger?.stop().catch(() => {});
     await db?.close().catch(() => {});
     await store?.close().catch(() => {});
     lock.release();

@@ -6,16 +6,18 @@
  *
  * The new file is built beside its final name and renamed into place once committed (an attached
  * database keeps the rollback journal: the whole file is in place when it is detached), so a crash
- * leaves either no keys file, and the next start builds it again, or a whole one. The old rows
- * are deleted whenever a keys file exists, so a crash between the rename and the delete is
- * finished at the next start. Call it before Keyv opens the keys file.
+ * leaves either no keys file, and the next start builds it again, or a whole one. The rename is
+ * made durable (the directory synced) before the old rows are deleted, which happens whenever a
+ * keys file exists: a crash between the two is finished at the next start. Going back to a
+ * version from before the split is not supported: it would keep new keys in the old table again,
+ * and the next start of this one would delete them. Call it before Keyv opens the keys file.
  *
  * @example
  *   const db = await openSqlite(join(dataDir, STORE_FILE))
  *   await moveKeysToOwnFile(db, dataDir)   // then openStore(dataDir)
  */
-import { existsSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { KEYS_FILE } from './store.js';
 
@@ -42,14 +44,28 @@ async function copyKeys(db: SqliteConnection, keysFile: string): Promise<void> {
   rmSync(partial, { force: true });
   rmSync(`${partial}-journal`, { force: true });
   await db.run('ATTACH DATABASE ? AS moving', [partial]);
+  let copied = false;
   try {
     await db.transaction([
       // The table exactly as @keyv/sqlite creates it.
       { sql: 'CREATE TABLE moving.keyv(key VARCHAR(255) PRIMARY KEY, value TEXT )', params: [] },
       { sql: `INSERT INTO moving.keyv (key, value) SELECT key, value FROM main.keyv WHERE key LIKE 'keys:%'`, params: [] },
     ]);
+    copied = true;
   } finally {
-    await db.exec('DETACH DATABASE moving');
+    // A failed DETACH must not hide why the copy failed.
+    await db.exec('DETACH DATABASE moving').catch((err: unknown) => {
+      if (copied) throw err;
+    });
   }
+  // A WAL an operator left after deleting a keys file would be replayed into the new one.
+  rmSync(`${keysFile}-wal`, { force: true });
+  rmSync(`${keysFile}-shm`, { force: true });
   renameSync(partial, keysFile);
+  const dir = openSync(dirname(keysFile), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
 }

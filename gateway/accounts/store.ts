@@ -37,11 +37,11 @@ export async function openStore(dataDir: string): Promise<AccountsStore> {
   mkdirSync(dataDir, { recursive: true });
   const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, KEYS_FILE)}`, busyTimeout: 5_000 });
   // WAL + NORMAL: a crash of this process loses nothing committed, and each write costs no fsync
-  // of the main file. Without it every ledger step waits for a full journal round trip.
+  // of the main file (a key's creation, revocation or last_used_at waits for no journal round trip).
   await adapter.query('PRAGMA journal_mode=WAL');
   await adapter.query('PRAGMA synchronous=NORMAL');
   // Keyv prefixes keys with its own namespace, so one adapter (one connection) serves them all;
-  // errors must reach the caller: a ledger that silently reads "nothing" would lose money.
+  // errors must reach the caller: a key store that silently reads "nothing" would refuse good keys.
   const open = (namespace: Namespace) => new Keyv({ store: adapter, namespace, throwOnErrors: true });
   const store = {
     keys: open('keys'),
