@@ -446,7 +446,10 @@ export class ChatOrchestrator {
     } catch (err) {
       if (err instanceof InsufficientCredits) {
         // It ran holding nothing (Charge.claimChargeAtEnd) and the wallet was emptied meanwhile.
-        this.deps.logger.warn({ wallet: chat.plan.wallet, model: modelId, owed: err.needed }, 'a failed chat found its wallet empty: nothing charged');
+        this.deps.logger.warn(
+          { wallet: chat.plan.wallet, model: modelId, owed: err.needed },
+          'a failed chat found its wallet empty: nothing charged',
+        );
         return;
       }
       // The reservation's TTL returns the credits if this fails; the chat's own error matters more.

@@ -171,7 +171,10 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
     test('charge spends only what no hold has taken, counting expired holds as given back', async () => {
       await ledger.grant(wallet, 10);
       const hold = await ledger.reserve(wallet, 6);
-      await assert.rejects(() => ledger.charge(wallet, 5), (err: unknown) => err instanceof InsufficientCredits && err.balance === 4);
+      await assert.rejects(
+        () => ledger.charge(wallet, 5),
+        (err: unknown) => err instanceof InsufficientCredits && err.balance === 4,
+      );
       assert.deepEqual(await ledger.charge(wallet, 4), { charged: 4, remaining: 0 });
       await assertInvariant(6);
       await assert.rejects(() => ledger.reserve(wallet, 1), InsufficientCredits);
@@ -184,7 +187,10 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
 
     test('charge on an unknown wallet: 0 answers an empty balance, more is InsufficientCredits', async () => {
       assert.deepEqual(await ledger.charge(wallet, 0), { charged: 0, remaining: 0 });
-      await assert.rejects(() => ledger.charge(wallet, 1), (err: unknown) => err instanceof InsufficientCredits && err.balance === 0);
+      await assert.rejects(
+        () => ledger.charge(wallet, 1),
+        (err: unknown) => err instanceof InsufficientCredits && err.balance === 0,
+      );
       assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 0, total_spent: 0 });
     });
 
