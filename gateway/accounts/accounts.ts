@@ -1,8 +1,8 @@
 /**
  * Everything the gateway needs about accounts, opened in the right order: the DATA_DIR lock
- * first (so no second process ever opens the store), then the ledger's SQLite file (which moves
- * the keys of an older DATA_DIR to their own file), then the store (Keyv: API keys, in their
- * file), then the ledger with its expiry timer. `close()` undoes it after the ledger's last commit.
+ * first (so no second process ever opens the store), then the ledger on its SQLite file (which
+ * migrates a Keyv-era ledger), then the move of an older DATA_DIR's keys to their own file, then
+ * the store (Keyv: API keys, in that file). `close()` undoes it after the ledger's last commit.
  *
  * @example
  *   const accounts = await openAccounts({ dataDir: './data', publicUrl, settings: config.accounts, responses: config.responses })
@@ -61,9 +61,9 @@ export async function openAccounts(options: {
   let ledger: EmbeddedLedger | undefined;
   try {
     db = await openSqlite(join(options.dataDir, STORE_FILE));
+    ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
     await moveKeysToOwnFile(db, options.dataDir);
     store = await openStore(options.dataDir);
-    ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
     const responses = await openSqliteResponseStore(db, options.responses);
     const paymentRecords = await openSqliteX402PaymentRecords(db);
     // Last: nothing after it can fail and leave its timer running on a closed file.

@@ -10,7 +10,9 @@
  * made durable (the directory synced) before the old rows are deleted, which happens whenever a
  * keys file exists: a crash between the two is finished at the next start. Going back to a
  * version from before the split is not supported: it would keep new keys in the old table again,
- * and the next start of this one would delete them. Call it before Keyv opens the keys file.
+ * and the next start of this one would delete them. Call it after the ledger has migrated its own
+ * Keyv rows (keyv-ledger-migration.ts), so the emptied table goes at once, and before Keyv opens
+ * the keys file.
  *
  * @example
  *   const db = await openSqlite(join(dataDir, STORE_FILE))
@@ -33,7 +35,7 @@ export async function moveKeysToOwnFile(db: SqliteConnection, dataDir: string): 
     if (keys.length > 0) await copyKeys(db, keysFile);
   }
   await db.run(`DELETE FROM keyv WHERE ${LEAVING}`);
-  // The ledger's own migration (keyv-ledger-migration.ts) empties the rest of an older store.
+  // Rows of no namespace this version knows stay where they were.
   const left = await db.all(`SELECT 1 FROM keyv LIMIT 1`);
   if (left.length === 0) await db.exec('DROP TABLE keyv');
 }
@@ -44,20 +46,17 @@ async function copyKeys(db: SqliteConnection, keysFile: string): Promise<void> {
   rmSync(partial, { force: true });
   rmSync(`${partial}-journal`, { force: true });
   await db.run('ATTACH DATABASE ? AS moving', [partial]);
-  let copied = false;
   try {
     await db.transaction([
       // The table exactly as @keyv/sqlite creates it.
       { sql: 'CREATE TABLE moving.keyv(key VARCHAR(255) PRIMARY KEY, value TEXT )', params: [] },
       { sql: `INSERT INTO moving.keyv (key, value) SELECT key, value FROM main.keyv WHERE key LIKE 'keys:%'`, params: [] },
     ]);
-    copied = true;
-  } finally {
-    // A failed DETACH must not hide why the copy failed.
-    await db.exec('DETACH DATABASE moving').catch((err: unknown) => {
-      if (copied) throw err;
-    });
+  } catch (err) {
+    await db.exec('DETACH DATABASE moving').catch(() => {}); // the copy's own error is the one to report
+    throw err;
   }
+  await db.exec('DETACH DATABASE moving');
   // A WAL an operator left after deleting a keys file would be replayed into the new one.
   rmSync(`${keysFile}-wal`, { force: true });
   rmSync(`${keysFile}-shm`, { force: true });

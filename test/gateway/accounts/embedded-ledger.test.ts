@@ -9,13 +9,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import KeyvSqlite from '@keyv/sqlite';
 import { openSqlite, type SqliteConnection } from '../../../gateway/accounts/sqlite-connection.js';
 import { openEmbeddedLedger, type EmbeddedLedger } from '../../../gateway/accounts/embedded-ledger.js';
-import { openAccounts } from '../../../gateway/accounts/accounts.js';
 import { STORE_FILE } from '../../../gateway/accounts/store.js';
 import { hashKey } from '../../../gateway/accounts/api-keys.js';
-import { TEST_RESPONSE_SETTINGS } from './support.js';
+import { openTestAccounts, sqliteRows, writeKeyvEraRows } from './support.js';
 
 const wallet = '0x' + 'ab'.repeat(20);
 
@@ -252,8 +250,6 @@ describe('embedded ledger on SQLite', () => {
 test('a DATA_DIR written by the Keyv-era ledger opens with its balances, grants and keys intact', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sy-keyv-era-'));
   try {
-    // The rows exactly as the previous version wrote them (Keyv's JSON envelope, its key prefixes).
-    const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, STORE_FILE)}` });
     const key = 'sy_' + 'K'.repeat(43);
     const rows: Array<[string, unknown]> = [
       [
@@ -292,15 +288,9 @@ test('a DATA_DIR written by the Keyv-era ledger opens with its balances, grants 
       ],
       [`keys:wallet:${wallet}`, { value: [{ id: 'key_old', hash: hashKey(key) }] }],
     ];
-    for (const [k, v] of rows) await adapter.query('INSERT INTO keyv (key, value) VALUES (?, ?)', k, JSON.stringify(v));
-    await adapter.disconnect();
+    await writeKeyvEraRows(dataDir, rows);
 
-    const accounts = await openAccounts({
-      dataDir,
-      publicUrl: 'http://127.0.0.1:8080',
-      settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 },
-      responses: TEST_RESPONSE_SETTINGS,
-    });
+    const accounts = await openTestAccounts(dataDir);
     try {
       // The crashed process's hold is back with its wallet.
       assert.deepEqual(await accounts.ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
@@ -315,13 +305,11 @@ test('a DATA_DIR written by the Keyv-era ledger opens with its balances, grants 
     } finally {
       await accounts.close();
     }
+    // Balances, grants and keys all moved out in that one start: the emptied Keyv table is gone.
+    const keyvTable = await sqliteRows(join(dataDir, STORE_FILE), `SELECT name FROM sqlite_master WHERE name = 'keyv'`);
+    assert.deepEqual(keyvTable, []);
     // Migrated once: opening again changes nothing.
-    const again = await openAccounts({
-      dataDir,
-      publicUrl: 'http://127.0.0.1:8080',
-      settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 },
-      responses: TEST_RESPONSE_SETTINGS,
-    });
+    const again = await openTestAccounts(dataDir);
     try {
       assert.deepEqual(await again.ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
     } finally {

@@ -10,21 +10,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import KeyvSqlite from '@keyv/sqlite';
-import { openAccounts, type Accounts } from '../../../gateway/accounts/accounts.js';
 import { KEYS_FILE, STORE_FILE } from '../../../gateway/accounts/store.js';
-import { openSqlite } from '../../../gateway/accounts/sqlite-connection.js';
 import { hashKey } from '../../../gateway/accounts/api-keys.js';
-import { TEST_RESPONSE_SETTINGS } from './support.js';
-
-function open(dataDir: string): Promise<Accounts> {
-  return openAccounts({
-    dataDir,
-    publicUrl: 'http://127.0.0.1:8080',
-    settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 },
-    responses: TEST_RESPONSE_SETTINGS,
-  });
-}
+import { openTestAccounts, sqliteRows, writeKeyvEraRows } from './support.js';
 
 async function withDataDir(run: (dataDir: string) => Promise<void>): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sy-keys-file-'));
@@ -35,39 +23,16 @@ async function withDataDir(run: (dataDir: string) => Promise<void>): Promise<voi
   }
 }
 
-async function integrity(file: string): Promise<string> {
-  const db = await openSqlite(file);
-  try {
-    const rows = await db.all<{ integrity_check: string }>('PRAGMA integrity_check');
-    return rows.map((row) => row.integrity_check).join('; ');
-  } finally {
-    await db.close();
-  }
-}
-
-async function tables(file: string): Promise<string[]> {
-  const db = await openSqlite(file);
-  try {
-    return (await db.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)).map((row) => row.name);
-  } finally {
-    await db.close();
-  }
-}
-
-async function keyvKeys(file: string): Promise<string[]> {
-  const db = await openSqlite(file);
-  try {
-    return (await db.all<{ key: string }>('SELECT key FROM keyv ORDER BY key')).map((row) => row.key);
-  } finally {
-    await db.close();
-  }
-}
+const integrity = async (file: string) =>
+  (await sqliteRows<{ integrity_check: string }>(file, 'PRAGMA integrity_check')).map((row) => row.integrity_check).join('; ');
+const tables = async (file: string) =>
+  (await sqliteRows<{ name: string }>(file, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)).map((row) => row.name);
 
 const wallet = (i: number) => '0x' + i.toString(16).padStart(40, 'e');
 
 test('key writes racing ledger and response writes: both files stay whole, every write is there after a restart', async () => {
   await withDataDir(async (dataDir) => {
-    const accounts = await open(dataDir);
+    const accounts = await openTestAccounts(dataDir);
     const keys: string[] = [];
     const responses: Array<{ id: string; wallet: string }> = [];
     const granted = new Map<string, number>();
@@ -103,7 +68,7 @@ test('key writes racing ledger and response writes: both files stay whole, every
 
     assert.equal(await integrity(join(dataDir, STORE_FILE)), 'ok');
     assert.equal(await integrity(join(dataDir, KEYS_FILE)), 'ok');
-    const reopened = await open(dataDir);
+    const reopened = await openTestAccounts(dataDir);
     try {
       for (const key of keys) assert.ok(await reopened.apiKeys.find(key), 'every key created is found');
       for (const { id, wallet: owner } of responses) assert.ok(await reopened.responses.get(id, owner, Date.now()), `response ${id} kept`);
@@ -114,13 +79,7 @@ test('key writes racing ledger and response writes: both files stay whole, every
   });
 });
 
-/** The key rows as the version before this split wrote them: Keyv's table in the ledger's file. */
-async function writeOldLayout(dataDir: string, rows: Array<[string, unknown]>): Promise<void> {
-  const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, STORE_FILE)}` });
-  for (const [k, v] of rows) await adapter.query('INSERT INTO keyv (key, value) VALUES (?, ?)', k, JSON.stringify(v));
-  await adapter.disconnect();
-}
-
+/** An API key as the version before this split kept it, beside a SIWE nonce of a still older one. */
 function oldKeyRows(key: string, owner: string): Array<[string, unknown]> {
   const record = {
     id: 'key_old',
@@ -143,10 +102,10 @@ test("an older DATA_DIR's keys move to their own file; the ledger's file keeps n
   await withDataDir(async (dataDir) => {
     const key = 'sy_' + 'M'.repeat(43);
     const owner = wallet(7);
-    await writeOldLayout(dataDir, oldKeyRows(key, owner));
+    await writeKeyvEraRows(dataDir, oldKeyRows(key, owner));
     assert.ok(!existsSync(join(dataDir, KEYS_FILE)));
 
-    const accounts = await open(dataDir);
+    const accounts = await openTestAccounts(dataDir);
     let added: string;
     try {
       assert.equal((await accounts.apiKeys.find(key))?.id, 'key_old');
@@ -160,13 +119,13 @@ test("an older DATA_DIR's keys move to their own file; the ledger's file keeps n
     }
     assert.ok(!(await tables(join(dataDir, STORE_FILE))).includes('keyv'), 'the old Keyv table is gone');
     assert.deepEqual(
-      await keyvKeys(join(dataDir, KEYS_FILE)),
+      (await sqliteRows<{ key: string }>(join(dataDir, KEYS_FILE), 'SELECT key FROM keyv ORDER BY key')).map((row) => row.key),
       [`keys:${hashKey(key)}`, `keys:${hashKey(added)}`, `keys:wallet:${owner}`].sort(),
       'keys only, no nonce',
     );
     assert.ok(!existsSync(join(dataDir, `${KEYS_FILE}.partial`)));
 
-    const again = await open(dataDir);
+    const again = await openTestAccounts(dataDir);
     try {
       assert.equal((await again.apiKeys.find(key))?.id, 'key_old');
       assert.ok(await again.apiKeys.find(added));
@@ -182,10 +141,10 @@ test('a move cut short is finished at the next start: a half-built file is rebui
     const key = 'sy_' + 'N'.repeat(43);
     const owner = wallet(8);
     // Killed while building the new file: its partial copy (here: not even SQLite) is left.
-    await writeOldLayout(dataDir, oldKeyRows(key, owner));
+    await writeKeyvEraRows(dataDir, oldKeyRows(key, owner));
     writeFileSync(join(dataDir, `${KEYS_FILE}.partial`), 'half a file');
     writeFileSync(join(dataDir, `${KEYS_FILE}.partial-journal`), 'half a journal');
-    const first = await open(dataDir);
+    const first = await openTestAccounts(dataDir);
     try {
       assert.equal((await first.apiKeys.find(key))?.id, 'key_old');
       assert.equal(await first.apiKeys.revoke(owner, 'key_old'), true);
@@ -195,8 +154,8 @@ test('a move cut short is finished at the next start: a half-built file is rebui
 
     // Killed after the rename, before the old rows were deleted: they are still there, and stale
     // (the key was revoked in the new file since). The new file wins; the old rows go.
-    await writeOldLayout(dataDir, oldKeyRows(key, owner));
-    const second = await open(dataDir);
+    await writeKeyvEraRows(dataDir, oldKeyRows(key, owner));
+    const second = await openTestAccounts(dataDir);
     try {
       assert.equal(await second.apiKeys.find(key), undefined, 'the revoked key stays revoked');
     } finally {

@@ -1,7 +1,14 @@
 /**
  * Shared by the accounts tests: a gateway with credits on (free mode off, admin token, a fixed
- * PUBLIC_URL for SIWE), a viem local account that signs SIWE messages, and small fetch helpers.
+ * PUBLIC_URL for SIWE), a viem local account that signs SIWE messages, and small fetch helpers;
+ * for tests that open a DATA_DIR's accounts directly, the opener, a writer of the Keyv rows older
+ * versions kept in the ledger's file, and a reader of either SQLite file.
  */
+import { join } from 'node:path';
+import KeyvSqlite from '@keyv/sqlite';
+import { openAccounts, type Accounts } from '../../../gateway/accounts/accounts.js';
+import { STORE_FILE } from '../../../gateway/accounts/store.js';
+import { openSqlite } from '../../../gateway/accounts/sqlite-connection.js';
 import { createSiweMessage, type SiweMessage } from 'viem/siwe';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
@@ -99,3 +106,30 @@ export async function mintVerifiedKey(gateway: Pick<TestGateway, 'url'>, account
 
 /** Stored-response settings for tests that open accounts directly (the config defaults). */
 export const TEST_RESPONSE_SETTINGS = { maxPerWallet: 100, maxBytesPerWallet: 16 * 1024 * 1024, sweepIntervalMs: 60_000 };
+
+/** A DATA_DIR's embedded accounts, as the gateway opens them. */
+export function openTestAccounts(dataDir: string): Promise<Accounts> {
+  return openAccounts({
+    dataDir,
+    publicUrl: 'http://127.0.0.1:8080',
+    settings: { reservationTtlMs: 60_000, nonceTtlMs: 60_000 },
+    responses: TEST_RESPONSE_SETTINGS,
+  });
+}
+
+/** Rows exactly as older versions wrote them: Keyv's table in the ledger's file, Keyv's JSON envelope and key prefixes. */
+export async function writeKeyvEraRows(dataDir: string, rows: Array<[string, unknown]>): Promise<void> {
+  const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, STORE_FILE)}` });
+  for (const [key, value] of rows) await adapter.query('INSERT INTO keyv (key, value) VALUES (?, ?)', key, JSON.stringify(value));
+  await adapter.disconnect();
+}
+
+/** The rows of one query on a SQLite file no gateway has open. */
+export async function sqliteRows<Row>(file: string, sql: string): Promise<Row[]> {
+  const db = await openSqlite(file);
+  try {
+    return await db.all<Row>(sql);
+  } finally {
+    await db.close();
+  }
+}
