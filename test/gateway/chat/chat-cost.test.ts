@@ -54,7 +54,12 @@ test('the fresh hold never takes the wallet below zero: it charges what is left,
     // Meanwhile the returned credits are spent elsewhere.
     await ledger.charge(wallet, spentElsewhere);
     assert.deepEqual(await billing.settle(chatCost({ prompt_tokens: 4000, completion_tokens: 0 })), { charged, remaining: 0 });
-    assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 4, total_spent: spentElsewhere + charged });
+    assert.deepEqual(await ledger.balance(wallet), {
+      address: wallet,
+      credits: 0,
+      total_deposited: 4,
+      total_spent: spentElsewhere + charged,
+    });
   }
 });
 

@@ -179,7 +179,12 @@ test('a JSON chat charged at the end that fails pays for what the upstream did; 
 test('a JSON chat charged at the end that goes on to a tool round holds from then on and is charged exactly', async () => {
   const { wallet, key } = await seenWallet(100);
   upstream.script(
-    { text: 'Looking.', holdLast: true, toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 1200, completion_tokens: 100 } },
+    {
+      text: 'Looking.',
+      holdLast: true,
+      toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }],
+      usage: { prompt_tokens: 1200, completion_tokens: 100 },
+    },
     { text: ['Do', 'ne.'], holdLast: true, usage: { prompt_tokens: 2000, completion_tokens: 400 } },
   );
   const answered = postChat(gateway, ask, authHeaders(key, wallet));

@@ -306,7 +306,10 @@ describe('/v1/tools/execute with credits on', () => {
     await gateway.ledger.charge(wallet, 8); // spent elsewhere: another request, another instance
     const answer = await refused;
     assert.equal(answer.status, 402);
-    assert.deepEqual([answer.body.ok, (answer.body.error as { code: string }).code, answer.body.result], [false, 'insufficient_credits', undefined]);
+    assert.deepEqual(
+      [answer.body.ok, (answer.body.error as { code: string }).code, answer.body.result],
+      [false, 'insufficient_credits', undefined],
+    );
     assert.deepEqual(await gateway.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 10, total_spent: 10 });
   });
 
