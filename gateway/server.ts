@@ -231,7 +231,7 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
     }
     return {
       ...embedded,
-      health: storeHealth(embedded.store),
+      health: storeHealth(embedded),
       shared: undefined,
       keptRounds: undefined,
       deposits,

@@ -42,6 +42,8 @@ export interface Accounts {
   responses: ResponseStore;
   /** x402 payments sent for settlement (their table in the ledger's SQLite file). */
   paymentRecords: X402PaymentRecords;
+  /** /health's check: a read of the keys' file and a commit on the ledger's; rejects when either fails. */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -83,6 +85,10 @@ export async function openAccounts(options: {
       store,
       responses,
       paymentRecords,
+      async probe() {
+        // Any key will do: the read must reach the keys' SQLite file and come back.
+        await Promise.all([opened.keys.get('health:probe'), openLedger.probe()]);
+      },
       close() {
         closing ??= (async () => {
           try {

@@ -186,6 +186,18 @@ export class EmbeddedLedger implements Ledger {
     await this.commits.drain();
   }
 
+  /**
+   * Whether the ledger's file takes a commit: one row of `ledger_meta` rewritten (/health, at most
+   * once a second). A read would pass on a full disk or a file that refuses writes, where every
+   * charge fails. Its own statement: the connection is synchronous, so it never splits a batch.
+   */
+  async probe(): Promise<void> {
+    await this.db.run(
+      "INSERT INTO ledger_meta (name, value) VALUES ('health_probe', ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+      [String(this.now())],
+    );
+  }
+
   /** Give back every expired hold of every wallet that holds any (memory only). */
   sweepAll(): void {
     for (const state of this.holding) this.sweep(state);
