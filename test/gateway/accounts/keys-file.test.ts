@@ -3,11 +3,12 @@
  * copies of SQLite in one process do not see each other's locks, and before the split key writes
  * racing ledger and response writes on one file lost commits and corrupted it. Here: that race,
  * run through the real accounts, leaves both files whole and every write readable; an older
- * DATA_DIR's keys move to their own file, also after a crash at any step of the move.
+ * DATA_DIR's keys move to their own file, also after a crash at any step of the move; a keys
+ * file that cannot be opened fails the start without leaving the lock or the ledger's file open.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEYS_FILE, STORE_FILE } from '../../../gateway/accounts/store.js';
@@ -162,5 +163,37 @@ test('a move cut short is finished at the next start: a half-built file is rebui
       await second.close();
     }
     assert.ok(!(await tables(join(dataDir, STORE_FILE))).includes('keyv'));
+  });
+});
+
+test('a keys file that cannot be opened fails the start and leaves nothing open: the lock is free, the ledger file closed', async () => {
+  await withDataDir(async (dataDir) => {
+    const first = await openTestAccounts(dataDir);
+    await first.ledger.grant(wallet(9), 7);
+    await first.close();
+    // Its place taken by a directory: Keyv's open fails after the ledger opened and migrated.
+    for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, KEYS_FILE + suffix), { force: true });
+    mkdirSync(join(dataDir, KEYS_FILE));
+    await assert.rejects(openTestAccounts(dataDir), /SQLITE_CANTOPEN|unable to open/);
+    const open = readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        return [readlinkSync(`/proc/self/fd/${fd}`)];
+      } catch {
+        return []; // the directory listing's own descriptor, gone already
+      }
+    });
+    assert.deepEqual(
+      open.filter((target) => target.startsWith(dataDir)),
+      [],
+      'no descriptor left on the DATA_DIR',
+    );
+
+    rmSync(join(dataDir, KEYS_FILE), { recursive: true });
+    const again = await openTestAccounts(dataDir); // the lock was let go
+    try {
+      assert.equal((await again.ledger.balance(wallet(9))).credits, 7);
+    } finally {
+      await again.close();
+    }
   });
 });
