@@ -3,8 +3,9 @@
  *   (a) the upstream directly, (b) a bare Koa + undici proxy (bench/bare-proxy.ts), (c) Switchyard
  *   with no tool servers (free mode), (c+) Switchyard with credits on, and a one-tool-round chat.
  * For each: req/s and p50/p99 at 1 connection (a sequential keep-alive loop timed with hrtime, for
- * sub-millisecond latencies) and at 50 connections (autocannon), plus the time to the first content
- * byte of a streamed answer. Median of 3 interleaved runs of 3 s windows (1 s windows moved the
+ * sub-millisecond latencies) and at 50 connections (autocannon) with the server's CPU per request
+ * (in all, and on its main thread: the rest is mostly V8's garbage-collection helpers), plus the
+ * time to the first content byte of a streamed answer. Median of 3 interleaved runs of 3 s windows (1 s windows moved the
  * ratios by several percent from run to run). The one-tool-round chat is measured at 1 connection
  * only. Every server runs in its own process so the load generator does not share their event
  * loop; the gateway logs at info into a no-op sink.
@@ -254,6 +255,8 @@ interface Figures {
   ttfb: number;
   /** The server process's CPU (user + system) per request at 50 connections, in µs: steadier than req/s on a shared machine. */
   cpu50: number;
+  /** The part of it on the main thread (the JavaScript); the rest is mostly V8's garbage-collection helpers. */
+  cpuMain50: number;
 }
 
 const bodyFor = (target: Target, stream: boolean) =>
@@ -299,13 +302,20 @@ async function sequential(
   };
 }
 
-/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 10 ms). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 10 ms): in all, and of its main thread. */
+function cpuSeconds(pid: number): { all: number; main: number } {
+  const seconds = (stat: string) => {
+    const fields = readFileSync(stat, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  };
+  return { all: seconds(`/proc/${pid}/stat`), main: seconds(`/proc/${pid}/task/${pid}/stat`) };
 }
 
-async function concurrent(target: Target, seconds: number, pid: number): Promise<{ rps: number; p50: number; p99: number; cpu: number }> {
+async function concurrent(
+  target: Target,
+  seconds: number,
+  pid: number,
+): Promise<{ rps: number; p50: number; p99: number; cpu: number; cpuMain: number }> {
   const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url: `${target.url}/v1/chat/completions`,
@@ -317,8 +327,15 @@ async function concurrent(target: Target, seconds: number, pid: number): Promise
   });
   if (result.non2xx || result.errors)
     throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 connections`);
-  const cpu = ((cpuSeconds(pid) - cpuBefore) / result.requests.total) * 1e6;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu };
+  const cpuAfter = cpuSeconds(pid);
+  const perRequest = (before: number, after: number) => ((after - before) / result.requests.total) * 1e6;
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpu: perRequest(cpuBefore.all, cpuAfter.all),
+    cpuMain: perRequest(cpuBefore.main, cpuAfter.main),
+  };
 }
 
 /** `count` requests at 50 connections; the seconds they took. */
@@ -339,7 +356,8 @@ async function soakRequests(target: Target, count: number): Promise<number> {
 /** Every figure, or (`oneOnly`) just those at 1 connection, the rest NaN. */
 async function measure(target: Target, oneOnly: boolean, pid: number): Promise<Figures> {
   const one = await sequential(target, false, SECONDS);
-  if (oneOnly) return { rps1: one.rps, p50_1: one.p50, p99_1: one.p99, rps50: NaN, p50_50: NaN, p99_50: NaN, ttfb: NaN, cpu50: NaN };
+  if (oneOnly)
+    return { rps1: one.rps, p50_1: one.p50, p99_1: one.p99, rps50: NaN, p50_50: NaN, p99_50: NaN, ttfb: NaN, cpu50: NaN, cpuMain50: NaN };
   const many = await concurrent(target, SECONDS, pid);
   const streamed = await sequential(target, true, SECONDS);
   return {
@@ -351,6 +369,7 @@ async function measure(target: Target, oneOnly: boolean, pid: number): Promise<F
     p99_50: many.p99,
     ttfb: streamed.firstByte,
     cpu50: many.cpu,
+    cpuMain50: many.cpuMain,
   };
 }
 
@@ -430,16 +449,19 @@ async function main(): Promise<void> {
         p99_50: pick('p99_50'),
         ttfb: pick('ttfb'),
         cpu50: pick('cpu50'),
+        cpuMain50: pick('cpuMain50'),
       });
     }
 
     const fmt = (n: number, digits = 2) => (Number.isNaN(n) ? '-' : n.toFixed(digits)).padStart(8);
     console.log(`\nchat overhead, zero-latency upstream, median of ${RUNS} runs (${SECONDS} s each); latencies in ms`);
-    console.log(`${'target'.padEnd(32)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream) RSS idle/peak MB  CPU µs/req@50`);
+    console.log(
+      `${'target'.padEnd(32)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream) RSS idle/peak MB  CPU µs/req@50 (main thread)`,
+    );
     for (const [name, f] of figures) {
       const rss = `${idle.get(name)!.toFixed(0)}/${peaks.get(name)!.toFixed(0)}`;
       console.log(
-        `${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}${rss.padStart(15)}${fmt(f.cpu50, 0)}`,
+        `${name.padEnd(32)}${fmt(f.rps1, 0)}${fmt(f.p50_1, 3)}${fmt(f.p99_1, 3)}${fmt(f.rps50, 0)}${fmt(f.p50_50, 1)}${fmt(f.p99_50, 1)}${fmt(f.ttfb, 3)}${rss.padStart(15)}${fmt(f.cpu50, 0)}${`(${fmt(f.cpuMain50, 0).trim()})`.padStart(8)}`,
       );
     }
     const a = figures.get(targets[0].name)!;
@@ -456,6 +478,11 @@ async function main(): Promise<void> {
       );
       console.log(
         `  throughput @50: ${(c.rps50 / b.rps50).toFixed(2)} × bare proxy${target('≥ 0.8')}; CPU per request ${(c.cpu50 / b.cpu50).toFixed(2)} ×`,
+      );
+      const others = (f: Figures) => (f.cpu50 - f.cpuMain50).toFixed(0);
+      console.log(
+        `  CPU per request on the main thread ${(c.cpuMain50 / b.cpuMain50).toFixed(2)} × bare proxy; ` +
+          `on other threads (V8's GC helpers, libuv) ${others(c)} µs against ${others(b)} µs`,
       );
       console.log(
         `  streaming TTFB: ${c.ttfb.toFixed(3)} ms vs bare proxy ${b.ttfb.toFixed(3)} ms → ${signed(c.ttfb - b.ttfb)} ms${target('≤ 0.5')}`,
