@@ -12,7 +12,7 @@
 import { acquireDataDirLock } from './data-dir-lock.js';
 import { openStore, STORE_FILE, type AccountsStore } from './store.js';
 import { openEmbeddedLedger, type EmbeddedLedger } from './embedded-ledger.js';
-import { openSqlite, type SqliteConnection } from './sqlite-connection.js';
+import { openSqlite } from './sqlite-connection.js';
 import { moveKeysToOwnFile } from './keys-file-move.js';
 import { join } from 'node:path';
 import { ApiKeys } from './api-keys.js';
@@ -58,24 +58,29 @@ export async function openAccounts(options: {
   onSweepError?: (err: unknown) => void;
 }): Promise<Accounts> {
   const lock = acquireDataDirLock(options.dataDir);
-  let store: AccountsStore | undefined;
-  let db: SqliteConnection | undefined;
-  let ledger: EmbeddedLedger | undefined;
+  // What is open so far, undone last-first by close() or by a failed open (as cluster-accounts.ts does).
+  const undo: Array<() => void | Promise<void>> = [];
+  const closeAll = async () => {
+    try {
+      for (const step of undo.reverse()) await step();
+    } finally {
+      lock.release();
+    }
+  };
   try {
-    db = await openSqlite(join(options.dataDir, STORE_FILE));
-    ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
+    const db = await openSqlite(join(options.dataDir, STORE_FILE));
+    undo.push(() => db.close());
+    const ledger = await openEmbeddedLedger(db, { reservationTtlMs: options.settings.reservationTtlMs });
+    undo.push(() => ledger.stop()); // before the connection closes: its last commit goes first
     await moveKeysToOwnFile(db, options.dataDir);
-    store = await openStore(options.dataDir);
+    const store = await openStore(options.dataDir);
+    undo.push(() => store.close());
     const responses = await openSqliteResponseStore(db, options.responses);
     const paymentRecords = await openSqliteX402PaymentRecords(db);
-    // Last: nothing after it can fail and leave its timer running on a closed file.
-    const stopSweep = sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {}));
-    const opened = store;
-    const ledgerDb = db;
-    const openLedger = ledger;
+    undo.push(sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {})));
     let closing: Promise<void> | undefined;
     return {
-      ledger: openLedger,
+      ledger,
       apiKeys: new ApiKeys(new KeyvKeyStore(store.keys), { onTouchError: options.onTouchError }),
       siwe: new SiweVerifier({
         publicUrl: options.publicUrl,
@@ -87,27 +92,15 @@ export async function openAccounts(options: {
       paymentRecords,
       async probe() {
         // Any key will do: the read must reach the keys' SQLite file and come back.
-        await Promise.all([opened.keys.get('health:probe'), openLedger.probe()]);
+        await Promise.all([store.keys.get('health:probe'), ledger.probe()]);
       },
       close() {
-        closing ??= (async () => {
-          try {
-            stopSweep();
-            await openLedger.stop();
-            await ledgerDb.close();
-            await opened.close();
-          } finally {
-            lock.release();
-          }
-        })();
+        closing ??= closeAll();
         return closing;
       },
     };
   } catch (err) {
-    await ledger?.stop().catch(() => {});
-    await db?.close().catch(() => {});
-    await store?.close().catch(() => {});
-    lock.release();
+    await closeAll().catch(() => {});
     throw err;
   }
 }
