@@ -20,15 +20,14 @@
  */
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { SqliteConnection } from './sqlite-connection.js';
+import { hasTable, type SqliteConnection } from './sqlite-connection.js';
 import { KEYS_FILE } from './store.js';
 
 /** The Keyv rows that leave the ledger's file: keys go to the keys file, nonces nowhere. */
 const LEAVING = `key LIKE 'keys:%' OR key LIKE 'nonces:%'`;
 
 export async function moveKeysToOwnFile(db: SqliteConnection, dataDir: string): Promise<void> {
-  const hasKeyv = await db.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'keyv'`);
-  if (hasKeyv.length === 0) return;
+  if (!(await hasTable(db, 'keyv'))) return;
   const keysFile = join(dataDir, KEYS_FILE);
   if (!existsSync(keysFile)) {
     const keys = await db.all(`SELECT 1 FROM keyv WHERE key LIKE 'keys:%' LIMIT 1`);

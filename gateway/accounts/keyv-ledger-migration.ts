@@ -6,7 +6,7 @@
  * as a TTL sweep would have found), and the old rows are removed so there is one source of truth.
  */
 import { z } from 'zod';
-import type { SqliteConnection } from './sqlite-connection.js';
+import { hasTable, type SqliteConnection } from './sqlite-connection.js';
 
 const MIGRATED = 'keyv_ledger_migrated';
 
@@ -37,8 +37,8 @@ interface GrantRow {
 export async function migrateKeyvLedger(db: SqliteConnection): Promise<void> {
   const done = await db.all<{ value: string }>('SELECT value FROM ledger_meta WHERE name = ?', [MIGRATED]);
   if (done.length > 0) return;
-  const hasKeyv = await db.all(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'keyv'`);
-  const rows = hasKeyv.length
+  const hasKeyv = await hasTable(db, 'keyv');
+  const rows = hasKeyv
     ? await db.all<{ key: string; value: string }>(`SELECT key, value FROM keyv WHERE key LIKE 'balances:%' OR key LIKE 'idempotency:%'`)
     : [];
   const wallets: Array<[string, string]> = [];
@@ -81,7 +81,7 @@ export async function migrateKeyvLedger(db: SqliteConnection): Promise<void> {
         row.at,
       ]);
     }
-    if (hasKeyv.length) await db.run(`DELETE FROM keyv WHERE key LIKE 'balances:%' OR key LIKE 'idempotency:%'`);
+    if (hasKeyv) await db.run(`DELETE FROM keyv WHERE key LIKE 'balances:%' OR key LIKE 'idempotency:%'`);
     await db.run('INSERT INTO ledger_meta (name, value) VALUES (?, ?)', [MIGRATED, `${wallets.length} wallets, ${grants.size} grants`]);
     await db.exec('COMMIT');
   } catch (err) {

@@ -64,3 +64,8 @@ export async function openSqlite(file: string): Promise<SqliteConnection> {
     },
   };
 }
+
+/** Whether `db` has a table named `name` (an older or partly opened store may lack one). */
+export async function hasTable(db: SqliteConnection, name: string): Promise<boolean> {
+  return (await db.all(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`, [name])).length > 0;
+}

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { openAccounts } from '../accounts/accounts.js';
 import type { ExternalRow } from '../accounts/embedded-ledger.js';
 import { STORE_FILE } from '../accounts/store.js';
-import { openSqlite } from '../accounts/sqlite-connection.js';
+import { hasTable, openSqlite } from '../accounts/sqlite-connection.js';
 import { KeyvKeyStore } from '../accounts/keyv-key-store.js';
 import type { ApiKeyRecord, Balance } from '../accounts/types.js';
 import type { DepositRow } from '../deposits/deposit-store.js';
@@ -71,7 +71,7 @@ async function ledgerRows(dataDir: string) {
       externalCredits: await db.all<ExternalRow>('SELECT * FROM ledger_external_credits'),
       remainders: await db.all<{ wallet: string; remainder_key: string; units: string }>('SELECT * FROM ledger_remainders'),
       // A store no gateway with deposits has opened has no deposit tables.
-      ...((await db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'deposits'")).length > 0
+      ...((await hasTable(db, 'deposits'))
         ? {
             deposits: await db.all<DepositRow>('SELECT * FROM deposits ORDER BY seq'),
             cursors: await db.all<{ chain_id: number; next_block: number }>('SELECT * FROM deposit_cursors'),
