@@ -1,10 +1,11 @@
 /**
  * One gateway process owns a DATA_DIR: the ledger's authority is in its memory and Keyv over
  * SQLite has no compare-and-set, so two writers would lose ledger and key updates. The lock is a
- * file naming its owner: pid, the kernel's boot id and the process's start time. A lock is stale (and taken over) when that owner is gone: its pid is
- * not running, the machine has rebooted since, or the pid now belongs to a process started at
- * another time. A pid alone is not enough: after a crash in a container the restarted gateway is
- * pid 1 again, exactly like the lock's dead owner.
+ * file naming its owner: pid, the kernel's boot id and the process's start time. A lock is stale
+ * (and taken over) when that owner is gone: its pid is not running, the machine has rebooted
+ * since, or the pid now belongs to a process started at another time. A pid alone is not enough:
+ * after a crash in a container the restarted gateway is pid 1 again, exactly like the lock's dead
+ * owner.
  *
  * @example
  *   const lock = acquireDataDirLock('./data')   // throws DataDirLocked when a live process holds it
