@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpRequestError, InvalidParamsRpcError, LimitExceededRpcError, RpcRequestError } from 'viem';
-import { isRangeTooLarge } from '../../../gateway/deposits/chain-reader.js';
+import { isRangeTooLarge } from '../../chains/page-range.js';
 
 const URL = 'http://127.0.0.1:8545';
 

@@ -6,7 +6,9 @@
  * most. A doubling refused at once says the cap is fixed: the next try waits twice as many pages
  * (up to MAX_GROW_AFTER_PAGES). A doubling that fits says the cap is gone: back to the first pace.
  * Several readers may share one PageRange (the x402 searches of one RPC URL): only an answer to
- * the size in force changes it, so a late answer to an older size moves nothing.
+ * the size in force changes it, so a late answer to an older size moves nothing. Each pager owns
+ * its range (a deposit watcher per chain, x402 per asset RPC), beside the ChainClient it reads
+ * through (chain-client.ts).
  *
  * @example
  *   const range = new PageRange(1_000)
@@ -15,8 +17,6 @@
  *     start = end + 1
  *   }
  */
-import { isRangeTooLarge } from './chain-reader.js';
-
 export class PageRange {
   /** Blocks per call now. */
   size: number;
@@ -75,3 +75,40 @@ export class PageRange {
 
 const GROW_AFTER_PAGES = 4;
 const MAX_GROW_AFTER_PAGES = 64;
+
+/** How providers word a cap on one eth_getLogs call (its block range, or the logs it may return). */
+const RANGE_CAP =
+  /block range|range (is )?too (large|wide|big)|max(imum)? (block )?range|range \d+ (exceeds|is bigger than) (the )?(range )?limit|limited to an? [\d,]+ (block )?range|more than \d+ (results|logs)|too many (results|logs|blocks)|query exceeds|response size/i;
+
+/**
+ * Not a range cap, whatever the code: a rate limit (Infura answers one with -32005 too: "project ID
+ * request rate exceeded", "daily request count exceeded, request rate limited"), or a backend behind
+ * the head ("block range extends beyond current head block": fewer blocks do not help, a later pass does).
+ */
+const NOT_A_RANGE_CAP = /rate limit|request rate|rate exceeded|request count exceeded|too many requests|beyond (the )?current head/i;
+
+/**
+ * Whether an eth_getLogs failure means "ask for fewer blocks": providers cap the range or the
+ * result size, each in its own words and code (Infura -32602 "range 1000000 exceeds limit of
+ * 10000" or -32005 "query returned more than 10000 results", QuickNode -32614 "eth_getLogs is
+ * limited to a 10,000 range", Tenderly's in `data`, public BSC nodes a bare -32005 "limit
+ * exceeded": EIP-1474's code for it). A rate limit is not a range cap, even under -32005.
+ */
+export function isRangeTooLarge(err: unknown): boolean {
+  type Layer = { code?: unknown; message?: unknown; details?: unknown; data?: unknown; cause?: unknown };
+  const layers: Layer[] = [];
+  for (let e = err as Layer | undefined; e && layers.length < 10; e = e.cause as Layer | undefined) layers.push(e);
+  const texts = layers.map((e) => `${String(e.message ?? '')} ${String(e.details ?? '')} ${dataText(e.data)}`);
+  if (texts.some((text) => NOT_A_RANGE_CAP.test(text))) return false;
+  return layers.some((e) => e.code === -32005) || texts.some((text) => RANGE_CAP.test(text));
+}
+
+/** An error's `data` as text (Tenderly puts its words there); never throws. */
+function dataText(data: unknown): string {
+  if (data === undefined) return '';
+  try {
+    return JSON.stringify(data) ?? '';
+  } catch {
+    return String(data);
+  }
+}
