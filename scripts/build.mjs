@@ -187,6 +187,12 @@ async function acquireLock() {
   };
 }
 
+/** package.json's devDependencies absent from node_modules (an install with --omit=dev). */
+function missingDevDependencies() {
+  const { devDependencies = {} } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  return Object.keys(devDependencies).filter((name) => !existsSync(join(ROOT, 'node_modules', name, 'package.json')));
+}
+
 /** `npm run compile` with its output on stderr (a gateway's stdout carries its JSON log lines); resolves with the exit code. */
 function compile() {
   // Under npm (a lifecycle script) npm_execpath is the running npm; otherwise the one on PATH.
@@ -214,8 +220,12 @@ async function main() {
     const code = await compile();
     if (code !== 0) {
       say(`the build failed (exit ${code})`);
-      if (!existsSync(join(ROOT, 'node_modules/.bin/tsc'))) {
-        say('it needs the devDependencies (typescript, esbuild): install with them, or build once and ship dist/ with its .build-stamp');
+      const missing = missingDevDependencies();
+      if (missing.length) {
+        say(
+          `it needs the devDependencies, and ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''} are not installed: ` +
+            'install with them, or build once and ship dist/ with its .build-stamp',
+        );
       }
       return code;
     }

@@ -139,12 +139,29 @@ describe('scripts/build.mjs on a fixture project', () => {
     const failed = await build(dir);
     assert.equal(failed.code, 2);
     assert.match(failed.stderr, /the build failed \(exit 2\)/);
+    assert.doesNotMatch(failed.stderr, /devDependencies/, 'nothing is missing: no hint');
     assert.equal(existsSync(join(dir, 'dist/.build-stamp')), false);
     assert.equal(existsSync(join(dir, 'dist/.build-lock')), false, 'the lock is released');
     rmSync(join(dir, 'fail'));
     assert.equal((await build(dir)).code, 0);
     assert.equal(compiles(dir), 3);
     assert.deepEqual(await build(dir), { code: 0, stderr: '' });
+  });
+
+  test('a build that fails where the devDependencies were not installed (npm ci --omit=dev) says so', async () => {
+    const dir = fixtureProject();
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({ ...manifest, devDependencies: { typescript: '^7.0.2', esbuild: '^0.28.2' } }),
+    );
+    writeFileSync(join(dir, 'fail'), '');
+    const failed = await build(dir);
+    assert.equal(failed.code, 2);
+    assert.match(
+      failed.stderr,
+      /it needs the devDependencies, and typescript, esbuild are not installed: install with them, or build once and ship dist\/ with its \.build-stamp/,
+    );
   });
 
   test('a start that finds a build running waits for it, says so, and does not build again', async () => {
