@@ -18,7 +18,7 @@
  */
 import type { Context, Next } from 'koa';
 import { Forbidden, Unauthorized } from '../errors.js';
-import type { ApiKeys } from '../accounts/api-keys.js';
+import type { ApiKeys } from '../keys/api-keys.js';
 import { admitted } from './admission.js';
 
 export interface AuthOptions {

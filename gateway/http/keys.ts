@@ -10,7 +10,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest, NotFound, Unauthorized } from '../errors.js';
-import type { Accounts } from '../accounts/accounts.js';
+import type { Stores as Accounts } from '../stores/stores.js';
 import { callerWallet } from './wallet.js';
 import { json, type RouteDoc } from './route-doc.js';
 

@@ -17,8 +17,8 @@ import { chatConcurrency, type SharedWalletSlots } from '../../../gateway/http/c
 import { admit } from '../../../gateway/http/admission.js';
 import { authenticate } from '../../../gateway/http/auth.js';
 import { requireWallet } from '../../../gateway/http/wallet.js';
-import { ApiKeys } from '../../../gateway/accounts/api-keys.js';
-import type { KeyStore } from '../../../gateway/accounts/types.js';
+import { ApiKeys } from '../../../gateway/keys/api-keys.js';
+import type { KeyStore } from '../../../gateway/keys/key-store.js';
 
 const WALLET = '0x' + 'ad'.repeat(20);
 const UNKNOWN_KEY = 'sy_' + 'A'.repeat(43);
