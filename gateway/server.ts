@@ -10,13 +10,17 @@ import { createToolHost, type ToolHost } from './tools/tool-host.js';
 import type { KeyvStore } from './storage/sqlite/keyv-store.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { ApiKeys } from './keys/api-keys.js';
+import { SIWE_READ_POLICY } from './keys/siwe.js';
+import { ChainClient } from '../chains/chain-client.js';
 import { isClusterConfig, type Stores } from './stores/stores.js';
 import { openEmbeddedStores } from './stores/embedded-stores.js';
 import { openClusterStores } from './stores/cluster-stores.js';
 import { createUpstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
 import { createDeposits } from './deposits/deposit-watchers.js';
+import { createChainReader } from './deposits/chain-reader.js';
 import { X402Payments } from './x402/payments.js';
+import { settlementChains } from './x402/settlement-reads.js';
 import { urlWithoutPassword } from './url-without-password.js';
 
 export interface RunningGateway {
@@ -64,7 +68,9 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   // Stores first, in the mode chosen here and nowhere else: in embedded mode the DATA_DIR lock
   // makes a second gateway on the same store refuse before it spawns anything; in cluster mode a
   // store that is down stops the start here. Registered first, the stores close last (after the tool host).
-  const stores = isClusterConfig(config) ? await openClusterStores(config, logger) : await openEmbeddedStores(config, logger);
+  const { siweRpcUrl } = config.accounts;
+  const opening = { logger, siweChain: siweRpcUrl ? new ChainClient([siweRpcUrl], SIWE_READ_POLICY) : undefined };
+  const stores = isClusterConfig(config) ? await openClusterStores(config, opening) : await openEmbeddedStores(config, opening);
   shutdown.onClose(() => stores.close());
   // Deposit watchers (a bad deposits section stops the start here) stop before the store they
   // write to closes: closers run last-registered first.
@@ -78,6 +84,8 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
       metrics,
       logger,
       lease: stores.watchLease,
+      // One reader per watched chain, over the chain list's URLs on the deposits' policy (deposits/chain-reader.ts).
+      readerFor: (chain) => createChainReader({ chainId: chain.id, rpcUrls: chain.rpcUrls, timeoutMs: config.deposits.rpcTimeoutMs }),
     });
   } catch (err) {
     await shutdown.close();
@@ -164,7 +172,9 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
 function openX402(config: Config, stores: Stores, logger: Logger, metrics: Metrics): X402Payments | undefined {
   if (!config.x402 || config.freeMode) return undefined;
   const { ledger, paymentRecords: records } = stores;
-  const payments = new X402Payments({ config: config.x402, ledger, records, logger, outcomes: metrics.x402Payments });
+  // One reader per asset RPC URL, on x402's policy (x402/settlement-reads.ts), for this gateway's life.
+  const chains = settlementChains(config.x402.assets);
+  const payments = new X402Payments({ config: config.x402, ledger, records, logger, outcomes: metrics.x402Payments, chains });
   payments.start();
   logger.info(
     { facilitator: urlWithoutPassword(config.x402.facilitatorUrl), networks: config.x402.assets.map((a) => a.network) },

@@ -1,21 +1,17 @@
 /**
- * The import rules docs/ARCHITECTURE.md states between top-level folders: gateway/ and
- * tool-servers/ never import each other (they meet over MCP), and chains/, which both use, imports
- * neither. Checked on every relative import of every source file.
+ * The import rules docs/ARCHITECTURE.md draws, checked on every relative import of every source
+ * file: between the top-level folders (gateway/ and tool-servers/ never import each other, and
+ * chains/, which both use, imports neither), and between the gateway's own layers (the shared leaf
+ * modules import none of them, http/ → chat/ → tools/, the HTTP edge and its route groups, who may
+ * use x402/, and the rooms that keep state: a feature owns its store's contract, storage/ implements
+ * it and no feature imports storage/). Each rule is its own test, so a failure names the arrow it breaks.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
-
-/** Top-level folder → the top-level folders it may not import. */
-const FORBIDDEN: Record<string, string[]> = {
-  gateway: ['tool-servers'],
-  'tool-servers': ['gateway'],
-  chains: ['gateway', 'tool-servers'],
-};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -25,29 +21,174 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-test('gateway/ and tool-servers/ never import each other, and chains/ imports neither', () => {
-  const broken: string[] = [];
-  let checked = 0;
-  for (const [folder, forbidden] of Object.entries(FORBIDDEN)) {
-    for (const file of sourceFiles(join(ROOT, folder))) {
-      const text = readFileSync(file, 'utf8');
-      for (const match of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
-        checked++;
-        const target = relative(ROOT, resolve(dirname(file), match[1])).split('/')[0];
-        if (forbidden.includes(target)) broken.push(`${relative(ROOT, file)} imports ${match[1]}`);
-      }
-    }
+/** Every source file of the folders the rules are about, from the repository root. */
+const FILES = ['gateway', 'tool-servers', 'chains'].flatMap((folder) =>
+  sourceFiles(join(ROOT, folder)).map((path) => relative(ROOT, path)),
+);
+
+/** Every relative import of those files: importing file → imported file, both from the repository root. */
+const IMPORTS: Array<{ file: string; target: string; spec: string }> = FILES.flatMap((file) =>
+  [...readFileSync(join(ROOT, file), 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((match) => ({
+    file,
+    target: relative(ROOT, resolve(ROOT, dirname(file), match[1])).replace(/\.js$/, '.ts'),
+    spec: match[1],
+  })),
+);
+
+const under = (folder: string) => (path: string) => path.startsWith(`${folder}/`);
+const oneOf =
+  (...paths: string[]) =>
+  (path: string) =>
+    paths.includes(path);
+const anyOf =
+  (...tests: Array<(path: string) => boolean>) =>
+  (path: string) =>
+    tests.some((t) => t(path));
+const not = (t: (path: string) => boolean) => (path: string) => !t(path);
+
+/** Shared by every layer, importing none of them (only each other). */
+const LEAVES = [
+  'config',
+  'errors',
+  'health',
+  'logger',
+  'metrics',
+  'pricing',
+  'url-without-password',
+  'wallet-address',
+  'keyed-mutex',
+  'id-sequence',
+].map((name) => `gateway/${name}.ts`);
+const leaf = oneOf(...LEAVES);
+/** The composition root: it builds every part, so it may import any (stores/ is its mode switch: it opens every store). */
+const root = anyOf(oneOf('gateway/main.ts', 'gateway/server.ts', 'gateway/app.ts'), under('gateway/stores'));
+/** The features: each owns the contracts of the stores it needs, and none imports a database. */
+const feature = anyOf(...['http', 'chat', 'responses', 'x402', 'deposits', 'tools'].map((folder) => under(`gateway/${folder}`)));
+/** A route group: a file of http/routes/, or the MCP endpoint (the http/mcp/ folder as one group). */
+const routeGroup = anyOf(under('gateway/http/routes'), under('gateway/http/mcp'));
+
+interface Rule {
+  /** The arrow, as docs/ARCHITECTURE.md says it. */
+  says: string;
+  /** The importing files the rule holds for. */
+  from: (file: string) => boolean;
+  /** Whether the rule refuses an import of `target` by `file`. */
+  refuses: (target: string, file: string) => boolean;
+}
+
+const RULES: Rule[] = [
+  { says: 'gateway/ never imports tool-servers/', from: under('gateway'), refuses: under('tool-servers') },
+  { says: 'tool-servers/ never imports gateway/', from: under('tool-servers'), refuses: under('gateway') },
+  {
+    says: 'chains/ imports nothing from gateway/ or tool-servers/',
+    from: under('chains'),
+    refuses: anyOf(under('gateway'), under('tool-servers')),
+  },
+  { says: `the shared leaf modules (${LEAVES.join(', ')}) import none of the layers`, from: leaf, refuses: not(leaf) },
+  {
+    says: 'tools/ imports only the leaf modules',
+    from: under('gateway/tools'),
+    refuses: (target) => under('gateway')(target) && !under('gateway/tools')(target) && !leaf(target),
+  },
+  {
+    says: 'chat/ imports tools/, the leaf modules and, of ledger/, only the Charger contract (ledger/charging.ts)',
+    from: under('gateway/chat'),
+    refuses: not(anyOf(under('gateway/chat'), under('gateway/tools'), leaf, oneOf('gateway/ledger/charging.ts'))),
+  },
+  {
+    says: 'responses/ imports chat/ and the leaf modules (its store contract is its own, responses/response-store.ts)',
+    from: under('gateway/responses'),
+    refuses: not(anyOf(under('gateway/responses'), under('gateway/chat'), leaf)),
+  },
+  {
+    says: 'http/ is the edge: only the composition root (app.ts, server.ts, stores/) imports it',
+    from: not(anyOf(under('gateway/http'), root)),
+    refuses: under('gateway/http'),
+  },
+  {
+    says: 'http/ never imports stores/ or cli/',
+    from: under('gateway/http'),
+    refuses: anyOf(under('gateway/stores'), under('gateway/cli')),
+  },
+  {
+    says: 'no route file imports another (a file of http/routes/ or the MCP endpoint, http/mcp/, imports no other route group)',
+    from: routeGroup,
+    refuses: (target, file) => routeGroup(target) && !(under('gateway/http/mcp')(file) && under('gateway/http/mcp')(target)),
+  },
+  {
+    says: 'the rest of http/ (middleware/, openapi/, sse/, the shared files) imports no route group: app.ts wires them',
+    from: (file) => under('gateway/http')(file) && !routeGroup(file),
+    refuses: routeGroup,
+  },
+  {
+    says:
+      'x402/ is used by the pay-on-402 middleware (http/middleware/x402-payment.ts) and the composition root only ' +
+      '(and, of its payment records contract, x402/payment-records.ts, by storage/, which implements it)',
+    from: not(anyOf(under('gateway/x402'), root, oneOf('gateway/http/middleware/x402-payment.ts'))),
+    refuses: (target, file) =>
+      under('gateway/x402')(target) && !(under('gateway/storage')(file) && target === 'gateway/x402/payment-records.ts'),
+  },
+  {
+    says: 'no feature imports storage/: a feature owns its store contract, storage/ implements it',
+    from: feature,
+    refuses: under('gateway/storage'),
+  },
+  {
+    says: 'ledger/ and keys/ stand on storage/ alone: they import no feature and no mode, only storage/, the leaf modules and chains/',
+    from: anyOf(under('gateway/ledger'), under('gateway/keys')),
+    refuses: (target, file) =>
+      under('gateway')(target) && !anyOf(under(file.split('/').slice(0, 2).join('/')), under('gateway/storage'), leaf)(target),
+  },
+  {
+    says: 'storage/ implements, it composes nothing: it never imports stores/, the ledgers, the key stores or the CLI',
+    from: under('gateway/storage'),
+    refuses: (target) =>
+      anyOf(under('gateway/stores'), under('gateway/cli'))(target) ||
+      ((under('gateway/ledger')(target) || under('gateway/keys')(target)) &&
+        !oneOf('gateway/keys/siwe.ts', 'gateway/keys/api-keys.ts')(target)),
+  },
+];
+
+test('the import pattern still finds the imports, and every folder a rule names exists', () => {
+  assert.ok(IMPORTS.length > 300, `only ${IMPORTS.length} imports found: is the pattern still right?`);
+  const missing = IMPORTS.filter(({ target }) => !existsSync(join(ROOT, target))).map(({ file, spec }) => `${file} imports ${spec}`);
+  assert.deepEqual(missing, [], 'an import the checks cannot resolve');
+  for (const path of [...LEAVES, 'gateway/ledger/charging.ts', 'gateway/responses/response-store.ts', 'gateway/x402/payment-records.ts']) {
+    assert.ok(existsSync(join(ROOT, path)), `${path} is named by a rule but does not exist`);
   }
-  assert.ok(checked > 300, `only ${checked} imports found: is the pattern still right?`);
-  assert.deepEqual(broken, []);
+  for (const folder of [
+    'tools',
+    'chat',
+    'responses',
+    'http/routes',
+    'http/mcp',
+    'http/middleware',
+    'x402',
+    'deposits',
+    'ledger',
+    'keys',
+    'storage',
+    'stores',
+    'cli',
+  ]) {
+    assert.ok(existsSync(join(ROOT, 'gateway', folder)), `gateway/${folder} is named by a rule but does not exist`);
+  }
 });
 
-/** The relative imports of a file: what each names, and whether only types come through it. */
-function importsOf(file: string): Array<{ target: string; typeOnly: boolean; spec: string }> {
-  const text = readFileSync(file, 'utf8');
-  const found = [];
-  for (const match of text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s*from\s+'(\.{1,2}\/[^']+)';/gm)) {
-    const [, typeKeyword, what, spec] = match;
+for (const rule of RULES) {
+  test(rule.says, () => {
+    assert.ok(FILES.some(rule.from), 'the rule holds for no file: is it still about the current tree?');
+    const broken = IMPORTS.filter(({ file }) => rule.from(file))
+      .filter(({ file, target }) => rule.refuses(target, file))
+      .map(({ file, spec }) => `${file} imports ${spec}`);
+    assert.deepEqual(broken, []);
+  });
+}
+
+/** Whether only types come through each relative import statement of `file` (`import type`, or every name `type`). */
+function typeOnlyImports(file: string): Array<{ target: string; typeOnly: boolean; spec: string }> {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  return [...text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s*from\s+'(\.{1,2}\/[^']+)';/gm)].map(([, typeKeyword, what, spec]) => {
     const names = what.startsWith('{')
       ? what
           .slice(1, -1)
@@ -56,57 +197,17 @@ function importsOf(file: string): Array<{ target: string; typeOnly: boolean; spe
           .filter(Boolean)
       : [what];
     const typeOnly = typeKeyword !== undefined || (names.length > 0 && names.every((name) => name.startsWith('type ')));
-    found.push({ target: relative(ROOT, resolve(dirname(file), spec)), typeOnly, spec });
-  }
-  return found;
+    return { target: relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.js$/, '.ts'), typeOnly, spec };
+  });
 }
 
-/** Modules every gateway layer may use, which import no layer themselves. */
-const GATEWAY_LEAVES = [
-  'errors',
-  'health',
-  'config',
-  'logger',
-  'metrics',
-  'url-without-password',
-  'id-sequence',
-  'keyed-mutex',
-  'wallet-address',
-].map((name) => `gateway/${name}.js`);
-
-const inFolder = (target: string, folder: string) => target.startsWith(`gateway/${folder}/`);
-
-test('features own their stores: none imports storage/, and storage/ takes their contracts as types only', () => {
-  const broken: string[] = [];
-  let checked = 0;
-  for (const feature of ['http', 'chat', 'responses', 'x402', 'deposits', 'tools']) {
-    for (const file of sourceFiles(join(ROOT, 'gateway', feature))) {
-      for (const { target, spec } of importsOf(file)) {
-        checked++;
-        if (inFolder(target, 'storage')) broken.push(`${relative(ROOT, file)} imports ${spec}`);
-      }
-    }
-  }
-  for (const file of sourceFiles(join(ROOT, 'gateway/storage'))) {
-    for (const { target, typeOnly, spec } of importsOf(file)) {
-      checked++;
-      if (typeOnly || inFolder(target, 'storage') || GATEWAY_LEAVES.includes(target)) continue;
-      broken.push(`${relative(ROOT, file)} imports values from ${spec}`);
-    }
-  }
-  assert.ok(checked > 150, `only ${checked} imports found: is the pattern still right?`);
-  assert.deepEqual(broken, []);
-});
-
-test('ledger/ and keys/ stand on storage/ alone: they import no feature and no mode', () => {
-  const broken: string[] = [];
-  for (const room of ['ledger', 'keys']) {
-    for (const file of sourceFiles(join(ROOT, 'gateway', room))) {
-      for (const { target, spec } of importsOf(file)) {
-        if (inFolder(target, room) || inFolder(target, 'storage') || GATEWAY_LEAVES.includes(target)) continue;
-        broken.push(`${relative(ROOT, file)} imports ${spec}`);
-      }
-    }
-  }
+test('storage/ takes the contracts it implements as types only: of the gateway, only storage/ and the leaf modules give it values', () => {
+  const files = FILES.filter(under('gateway/storage'));
+  assert.ok(files.length > 20, `only ${files.length} files in storage/: is the folder still there?`);
+  const broken = files.flatMap((file) =>
+    typeOnlyImports(file)
+      .filter(({ target, typeOnly }) => !typeOnly && under('gateway')(target) && !under('gateway/storage')(target) && !leaf(target))
+      .map(({ spec }) => `${file} imports values from ${spec}`),
+  );
   assert.deepEqual(broken, []);
 });

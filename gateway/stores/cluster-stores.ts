@@ -7,9 +7,8 @@
  * `close()` undoes it in reverse.
  *
  * @example
- *   const stores = await openClusterStores(config, logger)   // config.cluster.databaseUrl is set
+ *   const stores = await openClusterStores(config, { logger, siweChain })   // config.cluster.databaseUrl is set
  */
-import type { Logger } from '../logger.js';
 import { openDatabase, type Database } from '../storage/postgres/database.js';
 import { migrate } from '../storage/postgres/migrate.js';
 import { PostgresResponseStore } from '../storage/postgres/postgres-response-store.js';
@@ -31,11 +30,11 @@ import { SiweVerifier } from '../keys/siwe.js';
 import { NonceStore } from '../keys/nonce-store.js';
 import { sweepEvery } from '../responses/response-store.js';
 import type { KeptRoundsStore } from '../chat/kept-rounds.js';
-import { memoryLimiters } from '../http/rate-limit.js';
+import { memoryLimiters } from '../http/middleware/rate-limit.js';
 import { UndoStack } from './undo-stack.js';
-import type { CliStores, ClusterConfig, Stores } from './stores.js';
+import type { CliStores, ClusterConfig, StoreOpening, Stores } from './stores.js';
 
-export async function openClusterStores(config: ClusterConfig, logger: Logger): Promise<Stores> {
+export async function openClusterStores(config: ClusterConfig, { logger, siweChain }: StoreOpening): Promise<Stores> {
   const { databaseUrl, redisUrl, redisPrefix } = config.cluster;
   const { accounts: settings, responses: responseSettings } = config;
   if (!redisUrl) {
@@ -76,7 +75,7 @@ export async function openClusterStores(config: ClusterConfig, logger: Logger): 
     }
     const siwe = new SiweVerifier({
       publicUrl: config.server.publicUrl,
-      rpcUrl: settings.siweRpcUrl,
+      chain: siweChain,
       nonces: redis ? new RedisNonces(redis, { ttlMs: settings.nonceTtlMs }) : new NonceStore({ ttlMs: settings.nonceTtlMs }),
     });
     let keptRounds: KeptRoundsStore;

@@ -8,13 +8,13 @@
  * it after the ledger's last commit.
  *
  * @example
- *   const stores = await openEmbeddedStores(config, logger)
+ *   const stores = await openEmbeddedStores(config, { logger, siweChain })
  *   await stores.ledger.balance(wallet)
  *   await stores.close()
  */
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { ChainClient } from '../../chains/chain-client.js';
 import { acquireDataDirLock } from '../storage/data-dir-lock.js';
 import { openStore, STORE_FILE, type KeyvStore } from '../storage/sqlite/keyv-store.js';
 import { openSqlite } from '../storage/sqlite/sqlite-connection.js';
@@ -32,15 +32,17 @@ import { sweepEvery, type ResponseStore, type ResponseStoreSettings } from '../r
 import type { X402PaymentRecords } from '../x402/payment-records.js';
 import type { DepositStore } from '../deposits/deposit-store.js';
 import { MemoryKeptRounds } from '../chat/memory-kept-rounds.js';
-import { memoryLimiters } from '../http/rate-limit.js';
+import { memoryLimiters } from '../http/middleware/rate-limit.js';
 import { UndoStack } from './undo-stack.js';
-import type { Stores } from './stores.js';
+import type { StoreOpening, Stores } from './stores.js';
 
 export interface DataDirOptions {
   dataDir: string;
   /** PUBLIC_URL: the SIWE domain and origin. */
   publicUrl: string;
   settings: Config['accounts'];
+  /** The chain SIWE checks smart-account signatures on (SIWE_RPC_URL); none: they are refused. */
+  siweChain?: ChainClient;
   responses: ResponseStoreSettings;
   /** Where a failed last_used_at write goes (the logger). */
   onTouchError?: (err: unknown) => void;
@@ -91,7 +93,7 @@ export async function openDataDirStores(options: DataDirOptions): Promise<DataDi
       apiKeys: new ApiKeys(new KeyvKeyStore(keysFile.keys), { onTouchError: options.onTouchError }),
       siwe: new SiweVerifier({
         publicUrl: options.publicUrl,
-        rpcUrl: options.settings.siweRpcUrl,
+        chain: options.siweChain,
         nonces: new NonceStore({ ttlMs: options.settings.nonceTtlMs }),
       }),
       keysFile,
@@ -115,9 +117,10 @@ export function openEmbeddedCliStores(config: Config): Promise<DataDirStores> {
 }
 
 /** Every store of embedded mode: the DATA_DIR's, the deposit records beside them, and this process's memory. */
-export async function openEmbeddedStores(config: Config, logger: Logger): Promise<Stores> {
+export async function openEmbeddedStores(config: Config, { logger, siweChain }: StoreOpening): Promise<Stores> {
   const dataDir = await openDataDirStores({
     ...dataDirOptionsOf(config),
+    siweChain,
     onTouchError: (err) => logger.warn({ err }, 'API key last_used_at write failed'),
     onSweepError: (err) => logger.error({ err }, 'expiry sweep failed (reservations or stored responses)'),
   });

@@ -6,10 +6,12 @@
  * implementation in each opener, never as an optional dependency that falls back to a default.
  *
  * @example
- *   const stores = isClusterConfig(config) ? await openClusterStores(config, logger) : await openEmbeddedStores(config, logger)
+ *   const stores = isClusterConfig(config) ? await openClusterStores(config, opening) : await openEmbeddedStores(config, opening)
  *   const app = createApp({ …, stores })
  */
+import type { ChainClient } from '../../chains/chain-client.js';
 import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
 import type { HealthContributor } from '../health.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApiKeys } from '../keys/api-keys.js';
@@ -19,8 +21,8 @@ import type { X402PaymentRecords } from '../x402/payment-records.js';
 import type { KeptRoundsStore } from '../chat/kept-rounds.js';
 import type { DepositStore } from '../deposits/deposit-store.js';
 import type { WatchLease } from '../deposits/deposit-watcher.js';
-import type { LimiterFactory } from '../http/rate-limit.js';
-import type { SharedWalletSlots } from '../http/chat-concurrency.js';
+import type { LimiterFactory } from '../http/middleware/rate-limit.js';
+import type { SharedWalletSlots } from '../http/middleware/chat-concurrency.js';
 import type { KeyvStore } from '../storage/sqlite/keyv-store.js';
 
 export interface Stores {
@@ -53,6 +55,13 @@ export interface Stores {
   keysFile: KeyvStore | undefined;
   /** Close everything, last opened first (the ledger's last commit before its connection). */
   close(): Promise<void>;
+}
+
+/** What the openers are handed besides the config: where their failures are logged, and the parts the composition root builds. */
+export interface StoreOpening {
+  logger: Logger;
+  /** The chain SIWE checks smart-account signatures on (SIWE_RPC_URL, on SIWE_READ_POLICY); none: they are refused. */
+  siweChain: ChainClient | undefined;
 }
 
 /** What the credits CLI opens: the ledger alone, without Redis and nothing that serves requests. */

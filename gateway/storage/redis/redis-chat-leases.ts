@@ -11,7 +11,6 @@
  *   release?.()
  */
 import { idSequence } from '../../id-sequence.js';
-import type { SharedWalletSlots } from '../../http/chat-concurrency.js';
 import { redisGuarded, type SharedRedis } from './shared-redis.js';
 
 const LEASE_TTL_MS = 15_000;
@@ -24,7 +23,7 @@ redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1`;
 
-export class ChatLeases implements SharedWalletSlots {
+export class ChatLeases {
   /** Leases this instance holds: id → the wallet set's key. */
   private readonly held = new Map<string, string>();
   private readonly timer: NodeJS.Timeout;

@@ -8,11 +8,10 @@
  *   app.use(perWalletRateLimit(config.limits.perWallet, redisLimiters(redis)))
  */
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import type { LimiterFactory } from '../../http/rate-limit.js';
 import type { SharedRedis } from './shared-redis.js';
 
-export function redisLimiters(redis: SharedRedis): LimiterFactory {
-  return (name, limit) =>
+export function redisLimiters(redis: SharedRedis) {
+  return (name: string, limit: { points: number; durationSec: number }) =>
     new RateLimiterRedis({
       storeClient: redis.client,
       keyPrefix: redis.key(`limit:${name}`),
