@@ -11,14 +11,14 @@
  * mode is off → 401 unverified_api_key. Messages never echo the key.
  *
  * Sets `ctx.state.apiKey = {id, verified}` when a key was sent. Whether credits are charged is not
- * auth's business: `createApp` picks the charger once (accounts/charging.ts).
+ * auth's business: `createApp` picks the charger once (ledger/charging.ts).
  *
  * @example
  *   router.get('/credits/balance', compose([requireWallet(), authenticate(apiKeys, { freeMode, keyRequired: 'unless-free' })]), handler)
  */
 import type { Context, Next } from 'koa';
 import { Forbidden, Unauthorized } from '../../errors.js';
-import type { ApiKeys } from '../../accounts/api-keys.js';
+import type { ApiKeys } from '../../keys/api-keys.js';
 import { admitted } from './admission.js';
 
 export interface AuthOptions {

@@ -17,8 +17,8 @@ import { chatConcurrency, type SharedWalletSlots } from '../../../../gateway/htt
 import { admit } from '../../../../gateway/http/middleware/admission.js';
 import { authenticate } from '../../../../gateway/http/middleware/auth.js';
 import { requireWallet } from '../../../../gateway/http/middleware/wallet.js';
-import { ApiKeys } from '../../../../gateway/accounts/api-keys.js';
-import type { KeyStore } from '../../../../gateway/accounts/types.js';
+import { ApiKeys } from '../../../../gateway/keys/api-keys.js';
+import type { KeyStore } from '../../../../gateway/keys/key-store.js';
 
 const WALLET = '0x' + 'ad'.repeat(20);
 const UNKNOWN_KEY = 'sy_' + 'A'.repeat(43);
