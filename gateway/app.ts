@@ -97,12 +97,13 @@ export function createApp(deps: AppDeps): Koa {
     if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed();
   });
   // 6. Routes. Open ones (health, metrics, the playground and docs pages) take no wallet; every other route takes `gated`:
-  //    wallet header → Bearer key (see http/middleware/auth.ts for who may call what) → per-wallet request
+  //    wallet header → API key (see http/middleware/auth.ts for who may call what) → per-wallet request
   //    budget → the admission gate (the budgets decided together, http/middleware/admission.ts) → JSON body.
   //    Bodies are read only once the caller is known and admitted, and inside the route, so a
   //    route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
   const readJson = jsonBody(config.server.bodyLimitBytes);
-  const auth = (keyRequired: 'always' | 'unless-free') => authenticate(stores.apiKeys, { freeMode: config.freeMode, keyRequired });
+  const auth = (keyRequired: 'always' | 'unless-free') =>
+    authenticate(stores.apiKeys, { freeMode: config.freeMode, keyRequired, logger: deps.logger });
   // One budget per wallet across every route group: a limiter per chain would triple it.
   const walletBudget = perWalletRateLimit(config.limits.perWallet, stores.limiters);
   /** A route group's guard: who calls, then its gate (`admit`, or the chat slot), then the body, then `afterBody`. */

@@ -100,7 +100,7 @@ describe('free mode off', () => {
       assert.deepEqual(errorOf(missing), { status: 401, code: 'missing_api_key', type: 'authentication_error' });
       assert.equal(
         missing.body.error.message,
-        'An API key is required: send Authorization: Bearer <key> (create one with POST /auth/api-keys).',
+        'An API key is required: send Authorization: Bearer <key> or x-api-key: <key> (create one with POST /auth/api-keys).',
       );
       const unknownKey = 'sy_' + 'A'.repeat(43);
       for (const authorization of [`Bearer ${unknownKey}`, 'Bearer sy_short', `Basic ${unknownKey}`, 'Bearer']) {
@@ -121,6 +121,26 @@ describe('free mode off', () => {
       assert.equal((await call(`${gw.url}${path}`, { headers: authHeaders(aliceKey, ALICE.address) })).status, 200);
     });
   }
+
+  test('x-api-key carries a key as Bearer does; two different keys are 401 ambiguous_api_key', async () => {
+    const viaHeader = await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, { 'x-api-key': aliceKey }) });
+    assert.equal(viaHeader.status, 200);
+    const same = await call(`${gw.url}/credits/balance`, { headers: authHeaders(aliceKey, alice, { 'x-api-key': aliceKey }) });
+    assert.equal(same.status, 200);
+    const wrong = await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, { 'x-api-key': 'sy_' + 'C'.repeat(43) }) });
+    assert.deepEqual(errorOf(wrong), { status: 401, code: 'invalid_api_key', type: 'authentication_error' });
+    const other = await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, { 'x-api-key': bobKey }) });
+    assert.deepEqual(errorOf(other), { status: 403, code: 'wallet_mismatch', type: 'permission_error' });
+    const both = await call(`${gw.url}/credits/balance`, { headers: authHeaders(aliceKey, alice, { 'x-api-key': bobKey }) });
+    assert.deepEqual(errorOf(both), { status: 401, code: 'ambiguous_api_key', type: 'authentication_error' });
+    assert.equal(both.body.error.message, 'Authorization and x-api-key carry different keys: send one key, in either header.');
+    assert.ok(!JSON.stringify(both.body).includes(bobKey));
+    // With credits on, a placeholder is no key: refused, not ignored.
+    for (const headers of [{ authorization: 'Bearer unused-in-free-mode' }, { 'x-api-key': 'unused-in-free-mode' }]) {
+      const answer = await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, headers) });
+      assert.deepEqual(errorOf(answer), { status: 401, code: 'invalid_api_key', type: 'authentication_error' });
+    }
+  });
 
   test('the plaintext key never reaches the logs', () => {
     assert.ok(!gw.rawLogs().includes(aliceKey));
@@ -161,6 +181,26 @@ describe('free mode on, then off on the same DATA_DIR', () => {
     const other = await call(`${gw.url}/credits/balance`, { headers: authHeaders(unverifiedKey, bob) });
     assert.deepEqual(errorOf(other), { status: 403, code: 'wallet_mismatch', type: 'permission_error' });
     assert.equal((await call(`${gw.url}/credits/balance`, { headers: authHeaders(unverifiedKey, alice) })).status, 200);
+  });
+
+  test('a value not shaped like a Switchyard key is ignored, in either header; one shaped like a key is checked', async () => {
+    for (const headers of [
+      { authorization: 'Bearer unused-in-free-mode' },
+      { authorization: 'Basic dXNlcjpwYXNz' },
+      { 'x-api-key': 'unused-in-free-mode' },
+    ]) {
+      const answer = await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, headers) });
+      assert.equal(answer.status, 200, JSON.stringify(headers));
+      // A route that always needs a key sees none.
+      const list = await call(`${gw.url}/auth/api-keys`, { headers: walletHeaders(alice, headers) });
+      assert.deepEqual(errorOf(list), { status: 401, code: 'missing_api_key', type: 'authentication_error' });
+    }
+    const mistyped = await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, { 'x-api-key': 'sy_typo' }) });
+    assert.deepEqual(errorOf(mistyped), { status: 401, code: 'invalid_api_key', type: 'authentication_error' });
+    assert.equal((await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, { 'x-api-key': unverifiedKey }) })).status, 200);
+    // Two different values are refused even when one of them would be ignored alone.
+    const both = await call(`${gw.url}/credits/balance`, { headers: authHeaders(unverifiedKey, alice, { 'x-api-key': 'unused' }) });
+    assert.deepEqual(errorOf(both), { status: 401, code: 'ambiguous_api_key', type: 'authentication_error' });
   });
 
   test('key listing still needs a key of that wallet', async () => {
