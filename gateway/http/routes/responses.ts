@@ -315,7 +315,9 @@ const responseSchema = z.object({
       }),
     ]),
   }),
+  truncation: z.literal('disabled'),
   usage: usageSchema.nullable(),
+  user: z.string().optional(),
 });
 
 /** One listed input item: a message, a function call or its output, or a gateway tool run (as in `output`). */
