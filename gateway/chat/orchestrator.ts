@@ -284,7 +284,7 @@ export class ChatOrchestrator {
     const tools = !enabled ? [] : clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;
     const toolsChars = !enabled ? 0 : this.offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0);
     const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversation];
-    const format = plan.format;
+    const { format } = plan;
     return {
       plan,
       client: this.deps.upstreams.get(model.id)!,
@@ -312,12 +312,11 @@ export class ChatOrchestrator {
    */
   private decideAnswer(chat: ChatRun, text: string, finishReason: FinishReason): boolean {
     const json = chat.json!;
-    const correction = chat.correction;
     if (finishReason === 'length') {
       chat.held = text;
       return true;
     }
-    const step = answerStep(json, text, { corrected: correction !== undefined });
+    const step = answerStep(json, text, { corrected: chat.correction !== undefined });
     switch (step.step) {
       case 'answer':
         chat.held = step.text;
@@ -391,7 +390,7 @@ export class ChatOrchestrator {
         messages: chat.messages,
         max_tokens: chat.maxOut,
         ...chat.plan.sampling,
-        ...(tools.length ? { tools, tool_choice: upstreamToolChoice(chat.plan.clientTools, { forceFinal: call.final }) } : {}),
+        ...(tools.length ? { tools, tool_choice: upstreamToolChoice(chat.plan.clientTools, call) } : {}),
         ...(tools.length ? { parallel_tool_calls: chat.plan.clientTools.parallel } : {}),
         ...(format ? { response_format: format } : {}),
       },
