@@ -58,10 +58,20 @@ const REFERENCE_KEYS = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
 
 type Compiled = { validate: ValidateFunction } | { refused: string };
 
+const AJV_OPTIONS = {
+  strict: false,
+  validateFormats: false,
+  logger: false as const,
+  inlineRefs: false,
+  code: { regExp: linearRegExp, optimize: false },
+};
+
 export class AnswerFormats {
   // Formats are the model's business: the answer's shape is checked, not whether a string is a date.
-  private readonly draft07 = new Ajv({ strict: false, validateFormats: false, logger: false, code: { regExp: linearRegExp } });
-  private readonly draft2020 = new Ajv2020({ strict: false, validateFormats: false, logger: false, code: { regExp: linearRegExp } });
+  // No code optimisation passes and no inlined $refs: a crafted schema near 64 KiB compiles more than
+  // ten times faster than with ajv's defaults (bench/structured-output.ts), for validators a little larger.
+  private readonly draft07 = new Ajv(AJV_OPTIONS);
+  private readonly draft2020 = new Ajv2020(AJV_OPTIONS);
   /** By the SHA-256 of the schema's JSON; refusals are kept too, so a bad schema sent again costs no compile. */
   private readonly compiled = new LRUCache<string, Compiled>({ max: CACHE_ENTRIES });
 
