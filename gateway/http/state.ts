@@ -13,7 +13,7 @@ export interface GatewayState {
   apiKey?: { id: string; verified: boolean };
   /** The error that answered the request, for the request log (a 5xx's detail goes only there). */
   error?: GatewayError;
-  /** Admission checks still in flight (http/admission.ts): awaited at the route's gate. */
+  /** Admission checks still in flight (http/middleware/admission.ts): awaited at the route's gate. */
   checks?: Array<Promise<unknown>>;
   /** A route's own error body shape (e.g. `{ok: false, tool, error}` on /v1/tools/execute). */
   errorBody?: (err: GatewayError) => unknown;
