@@ -126,8 +126,7 @@ export function createApp(deps: AppDeps): Koa {
     config,
     logger: deps.logger,
     metrics: deps.metrics,
-    upstreams: deps.upstreams.clients,
-    health: deps.upstreams.health,
+    fleets: deps.upstreams.fleets,
     tools: deps.tools,
     charger,
     keptRounds: new KeptRounds(

@@ -31,19 +31,86 @@ const bucket = z
 /** The most a single upstream call may write, whatever the client or model allow. */
 export const OUTPUT_TOKEN_CEILING = 2048;
 
-const upstreamSchema = z
+/** One upstream server's settings: a model's `upstream`, or each entry of its `upstreams`. */
+const upstreamFields = {
+  baseUrl: z.url(),
+  model: z.string().min(1),
+  /** Name of the environment variable that holds the upstream API key (never the key itself). */
+  apiKeyEnv: z.string().min(1).optional(),
+  timeoutMs: z.number().int().positive().default(120_000),
+  maxOutputTokens: z
+    .number()
+    .int()
+    .positive()
+    .max(OUTPUT_TOKEN_CEILING, `at most ${OUTPUT_TOKEN_CEILING} (the gateway's ceiling for one call)`)
+    .default(OUTPUT_TOKEN_CEILING),
+};
+
+const upstreamSchema = z.object(upstreamFields).strict();
+
+/** A deployment's name is a metric label and a /health field: short, plain characters. */
+const deploymentName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, _ . - (at most 64, starting with a letter or digit)');
+
+const deploymentSchema = z
   .object({
-    baseUrl: z.url(),
-    model: z.string().min(1),
-    /** Name of the environment variable that holds the upstream API key (never the key itself). */
-    apiKeyEnv: z.string().min(1).optional(),
-    timeoutMs: z.number().int().positive().default(120_000),
-    maxOutputTokens: z
+    name: deploymentName.describe('Names the deployment in logs, metrics and `/health`; unique within the model'),
+    ...upstreamFields,
+    weight: z
+      .number()
+      .int()
+      .min(1, 'at least 1')
+      .default(1)
+      .describe("Share of the model's conversations this deployment takes among the healthy ones of its priority"),
+    priority: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe('Lower first: a higher number is used only while every deployment of every lower number is unhealthy'),
+  })
+  .strict();
+
+/** How a model with several deployments chooses, cools down and fails over between them (gateway/chat/fleet.ts). */
+const routingSchema = z
+  .object({
+    imbalance: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(4)
+      .describe(
+        "A conversation's deployment is left for the least loaded one (outstanding ÷ weight) when it has more than this many more calls outstanding than the least loaded",
+      ),
+    failuresToCooldown: z
       .number()
       .int()
       .positive()
-      .max(OUTPUT_TOKEN_CEILING, `at most ${OUTPUT_TOKEN_CEILING} (the gateway's ceiling for one call)`)
-      .default(OUTPUT_TOKEN_CEILING),
+      .default(3)
+      .describe('This many failed calls (connection, 5xx, timeout, in-stream error) within `failureWindowMs` cool a deployment down'),
+    failureWindowMs: z.number().int().positive().default(60_000).describe('The window failures are counted in'),
+    cooldownMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe('How long a deployment cooled down for failures (or a 429 without `Retry-After`) gets no calls'),
+    maxCooldownMs: z.number().int().positive().default(300_000).describe("The longest cooldown an upstream's `Retry-After` can ask for"),
+    firstTokenTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe('A call that streamed nothing for this long is abandoned for another deployment (when another can take it)'),
+    probeIntervalMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe(
+        "How often each deployment's `GET {baseUrl}/models` is probed; a probe that answers brings back one cooled down for failures",
+      ),
   })
   .strict();
 
@@ -53,7 +120,14 @@ const modelSchema = z
     alias: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'lower-case letters, digits, _ and -'),
     ownedBy: z.string().min(1).default('switchyard'),
     created: z.number().int().nonnegative().default(1_735_689_600),
-    upstream: upstreamSchema,
+    /** One upstream server: the same as a list of one deployment named `default`. */
+    upstream: upstreamSchema.optional(),
+    upstreams: z
+      .array(deploymentSchema)
+      .min(1, 'at least one deployment')
+      .optional()
+      .describe('Several deployments of the model (instead of `upstream`), balanced and failed over (docs/fleet.md)'),
+    routing: routingSchema.prefault({}),
   })
   .strict();
 
@@ -299,10 +373,15 @@ const configSchema = z
   })
   .strict();
 
-export type Config = z.infer<typeof configSchema> & {
-  server: z.infer<typeof configSchema>['server'] & { publicUrl: string };
+type ParsedConfig = z.infer<typeof configSchema>;
+export type DeploymentConfig = z.infer<typeof deploymentSchema>;
+export type RoutingConfig = z.infer<typeof routingSchema>;
+/** A model as the gateway uses it: `upstream` has become a list of one deployment named `default`. */
+export type ModelConfig = Omit<z.infer<typeof modelSchema>, 'upstream' | 'upstreams'> & { upstreams: DeploymentConfig[] };
+export type Config = Omit<ParsedConfig, 'server' | 'models'> & {
+  server: ParsedConfig['server'] & { publicUrl: string };
+  models: ModelConfig[];
 };
-export type ModelConfig = z.infer<typeof modelSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type DepositsConfig = z.infer<typeof configSchema>['deposits'];
 export type X402Config = z.infer<typeof x402Schema>;
@@ -387,12 +466,31 @@ function applyDepositEnv(raw: Record<string, unknown>, env: Env): void {
   }
 }
 
-/** Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. */
+/**
+ * Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. They
+ * describe one server, so a model with a list of deployments refuses them rather than have one
+ * variable silently rewrite a fleet.
+ */
 function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
   if (!Array.isArray(raw.models)) return;
-  for (const model of raw.models as Array<Record<string, unknown>>) {
-    if (typeof model !== 'object' || model === null || typeof model.alias !== 'string') continue;
+  (raw.models as Array<Record<string, unknown>>).forEach((model, i) => {
+    if (typeof model !== 'object' || model === null || typeof model.alias !== 'string') return;
     const prefix = `${model.alias.toUpperCase().replace(/-/g, '_')}_UPSTREAM_`;
+    const named = `models.${i} ("${String(model.id)}")`;
+    if (model.upstream !== undefined && model.upstreams !== undefined) {
+      throw new ConfigError(`config: ${named}: set either "upstream" (one server) or "upstreams" (a list), not both`);
+    }
+    if (model.upstreams !== undefined) {
+      const set = [`${prefix}BASE_URL`, `${prefix}MODEL`, `${prefix}API_KEY`, 'UPSTREAM_BASE_URL', 'UPSTREAM_API_KEY'].filter(
+        (name) => nonEmpty(env[name]) !== undefined,
+      );
+      if (set.length) {
+        throw new ConfigError(
+          `config: ${named} has a list of upstreams: ${set.join(', ')} would rewrite it; set each deployment in the file instead`,
+        );
+      }
+      return;
+    }
     const upstream = section(model, 'upstream');
     const baseUrl = nonEmpty(env[`${prefix}BASE_URL`]) ?? nonEmpty(env.UPSTREAM_BASE_URL);
     if (baseUrl) upstream.baseUrl = baseUrl;
@@ -401,7 +499,26 @@ function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
     // The key itself stays in the environment; config only records which variable holds it.
     if (nonEmpty(env[`${prefix}API_KEY`])) upstream.apiKeyEnv = `${prefix}API_KEY`;
     else if (nonEmpty(env.UPSTREAM_API_KEY)) upstream.apiKeyEnv = 'UPSTREAM_API_KEY';
-  }
+  });
+}
+
+/**
+ * Every model with its deployments as a list (`upstream` is the list of one named `default`);
+ * a model with neither, or two deployments of one name, is refused naming it.
+ */
+function withDeployments(models: ParsedConfig['models']): ModelConfig[] {
+  return models.map(({ upstream, upstreams, ...model }, i) => {
+    if (upstream) return { ...model, upstreams: [{ name: 'default', ...upstream, weight: 1, priority: 0 }] };
+    if (!upstreams) throw new ConfigError(`config: models.${i} ("${model.id}"): needs "upstream" (one server) or "upstreams" (a list)`);
+    const names = new Set<string>();
+    upstreams.forEach((deployment, j) => {
+      if (names.has(deployment.name)) {
+        throw new ConfigError(`config: models.${i}.upstreams.${j}.name: "${deployment.name}" is used twice in model "${model.id}"`);
+      }
+      names.add(deployment.name);
+    });
+    return { ...model, upstreams };
+  });
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -430,7 +547,8 @@ export function parseConfig(json: unknown, env: Env): Config {
   applyDepositEnv(raw, env);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map(describeIssue).join('\n'));
-  const config = parsed.data;
+  checkReservationOutlivesWork(parsed.data);
+  const config = { ...parsed.data, models: withDeployments(parsed.data.models) };
 
   const aliases = new Set<string>();
   for (const model of config.models) {
@@ -439,7 +557,6 @@ export function parseConfig(json: unknown, env: Env): Config {
       aliases.add(name);
     }
   }
-  checkReservationOutlivesWork(config);
   for (const [key, chain] of Object.entries(config.deposits.chains)) {
     if (chain.treasury && chain.tokens.length === 0) {
       throw new ConfigError(`config: deposits.chains.${key}: a treasury needs at least one token (address, decimals, unitsPerCredit)`);
@@ -473,11 +590,14 @@ export function parseConfig(json: unknown, env: Env): Config {
  * (settle finds nothing to charge), so the TTL must outlast the longest work: a whole chat, one
  * upstream call, one tool call.
  */
-function checkReservationOutlivesWork(config: z.infer<typeof configSchema>): void {
+function checkReservationOutlivesWork(config: ParsedConfig): void {
   const ttl = config.accounts.reservationTtlMs;
   const bounds: Array<[string, number]> = [
     ['chat.deadlineMs', config.chat.deadlineMs],
-    ...config.models.map((m, i): [string, number] => [`models.${i}.upstream.timeoutMs`, m.upstream.timeoutMs]),
+    ...config.models.flatMap((m, i): Array<[string, number]> => [
+      ...(m.upstream ? [[`models.${i}.upstream.timeoutMs`, m.upstream.timeoutMs] as [string, number]] : []),
+      ...(m.upstreams ?? []).map((d, j): [string, number] => [`models.${i}.upstreams.${j}.timeoutMs`, d.timeoutMs]),
+    ]),
     ...Object.entries(config.mcpServers).map(([name, s]): [string, number] => [`mcpServers.${name}.timeoutMs`, s.timeoutMs]),
   ];
   for (const [field, value] of bounds) {

@@ -109,7 +109,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     throw err;
   }
   // Upstreams are probed once before we listen, so /health and fail-fast know their state at once.
-  const upstreams = createUpstreams(config, env, logger);
+  const upstreams = createUpstreams(config, env, logger, metrics);
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };

@@ -72,12 +72,12 @@ test('PUBLIC_URL wins over the default and loses its trailing slash; empty env v
 
 test('upstream precedence: <ALIAS>_UPSTREAM_* beats UPSTREAM_* beats the file', () => {
   const fileOnly = parseConfig(fileJson(), {});
-  assert.equal(fileOnly.models[0].upstream.baseUrl, 'http://127.0.0.1:11434/v1');
-  assert.equal(fileOnly.models[0].upstream.apiKeyEnv, undefined);
+  assert.equal(fileOnly.models[0].upstreams[0].baseUrl, 'http://127.0.0.1:11434/v1');
+  assert.equal(fileOnly.models[0].upstreams[0].apiKeyEnv, undefined);
 
   const shared = parseConfig(fileJson(), { UPSTREAM_BASE_URL: 'http://127.0.0.1:8000/v1', UPSTREAM_API_KEY: 'k' });
   assert.deepEqual(
-    shared.models.map((m) => [m.upstream.baseUrl, m.upstream.model, m.upstream.apiKeyEnv]),
+    shared.models.map((m) => [m.upstreams[0].baseUrl, m.upstreams[0].model, m.upstreams[0].apiKeyEnv]),
     [
       ['http://127.0.0.1:8000/v1', 'qwen3:32b', 'UPSTREAM_API_KEY'],
       ['http://127.0.0.1:8000/v1', 'qwen3:8b', 'UPSTREAM_API_KEY'],
@@ -92,7 +92,7 @@ test('upstream precedence: <ALIAS>_UPSTREAM_* beats UPSTREAM_* beats the file', 
     OPERATOR_UPSTREAM_API_KEY: 'k2',
   });
   assert.deepEqual(
-    perAlias.models.map((m) => [m.upstream.baseUrl, m.upstream.model, m.upstream.apiKeyEnv]),
+    perAlias.models.map((m) => [m.upstreams[0].baseUrl, m.upstreams[0].model, m.upstreams[0].apiKeyEnv]),
     [
       ['http://127.0.0.1:8000/v1', 'qwen3:32b', 'UPSTREAM_API_KEY'],
       ['http://127.0.0.1:8001/v1', 'llama3:8b', 'OPERATOR_UPSTREAM_API_KEY'],
