@@ -491,14 +491,19 @@ function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
       }
       return;
     }
-    const upstream = section(model, 'upstream');
     const baseUrl = nonEmpty(env[`${prefix}BASE_URL`]) ?? nonEmpty(env.UPSTREAM_BASE_URL);
-    if (baseUrl) upstream.baseUrl = baseUrl;
     const name = nonEmpty(env[`${prefix}MODEL`]);
-    if (name) upstream.model = name;
     // The key itself stays in the environment; config only records which variable holds it.
-    if (nonEmpty(env[`${prefix}API_KEY`])) upstream.apiKeyEnv = `${prefix}API_KEY`;
-    else if (nonEmpty(env.UPSTREAM_API_KEY)) upstream.apiKeyEnv = 'UPSTREAM_API_KEY';
+    const apiKeyEnv = nonEmpty(env[`${prefix}API_KEY`])
+      ? `${prefix}API_KEY`
+      : nonEmpty(env.UPSTREAM_API_KEY)
+        ? 'UPSTREAM_API_KEY'
+        : undefined;
+    if (!baseUrl && !name && !apiKeyEnv) return;
+    const upstream = section(model, 'upstream');
+    if (baseUrl) upstream.baseUrl = baseUrl;
+    if (name) upstream.model = name;
+    if (apiKeyEnv) upstream.apiKeyEnv = apiKeyEnv;
   });
 }
 

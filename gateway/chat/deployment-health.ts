@@ -99,6 +99,7 @@ export function retryAfterMs(value: string | undefined, now: number): number | u
   if (value === undefined) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
+  // Every HTTP-date form (IMF-fixdate, RFC 850, asctime) starts with the day's name.
+  const at = /^[A-Za-z]{3}/.test(text) ? Date.parse(text) : NaN;
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
