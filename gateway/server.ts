@@ -16,7 +16,7 @@ import type { ApiKeys } from './accounts/api-keys.js';
 import type { SiweVerifier } from './accounts/siwe.js';
 import type { HealthContributor } from './health.js';
 import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-accounts.js';
-import { createUpstreams } from './chat/upstreams.js';
+import { createUpstreams, type Upstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
 import type { KeptRoundsStore } from './chat/kept-rounds.js';
 import { STORE_FILE } from './accounts/store.js';
@@ -40,6 +40,8 @@ export interface RunningGateway {
   logger: Logger;
   /** The MCP tool host (servers' status, pids, tools). */
   tools: ToolHost;
+  /** Each model's deployments and their prober (tests run a probe round when they need one). */
+  upstreams: Upstreams;
   /** The credit ledger, for chat/tool charging and tests (SQLite in DATA_DIR, or PostgreSQL in cluster mode). */
   ledger: Ledger;
   /** API keys (tests mint keys here without a SIWE round trip). */
@@ -163,6 +165,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     url,
     logger,
     tools,
+    upstreams,
     ledger: accounts.ledger,
     apiKeys: accounts.apiKeys,
     store: accounts.store,

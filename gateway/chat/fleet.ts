@@ -65,6 +65,8 @@ export class Deployment implements Candidate {
       failovers: metrics.upstreamFailovers.labels(labels),
       moves: metrics.upstreamAffinityMoves.labels(labels),
     };
+    // Every series is exposed from the start at 0, so a rate over it is defined before the first event.
+    for (const series of Object.values(this.series)) series.inc(0);
   }
 
   get healthy(): boolean {
