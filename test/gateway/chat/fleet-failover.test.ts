@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiKeyFor, authHeaders, WALLET, type TestGateway } from '../../helpers/gateway.js';
+import { apiKeyFor, authHeaders, walletHeaders, WALLET, type TestGateway } from '../../helpers/gateway.js';
 import { startReplica, type Fault, type Replica } from '../../fixtures/upstreams/replica.js';
 import { ask, chat, deploymentsOf, fleetGateway, metric, openingsFor, servedBy, type Member } from './fleet-harness.js';
 import { chatCost } from '../../../gateway/chat/chat-cost.js';
@@ -65,6 +65,10 @@ test('a non-streamed chat fails over on every failure before its answer was comp
     ['a stream Ollama cut off after some content', { play: 'ollama/stream-error-cut-off.sse' }],
     ['an error as a data event (llama.cpp)', { play: 'llamacpp/stream-error-data.sse' }],
     ['the connection dropped mid-answer', { cutAfterEvents: 3 }],
+    [
+      'visible text after its reasoning, then the stream just ended',
+      { endAfterEvents: 6, play: 'vllm-hermes/think-in-content-answer.sse' },
+    ],
     ['no first token within firstTokenTimeoutMs', { stallAfterEvents: 0 }],
     ['past the call timeout, after its first tokens', { stallAfterEvents: 2 }],
   ];
@@ -207,4 +211,49 @@ test('a 429 cools the replica for its Retry-After (capped at maxCooldownMs), whi
   } finally {
     llamacpp.modelsStatus = 200;
   }
+});
+
+test("a hold covers the largest maxOutputTokens of the model's deployments; each call asks its deployment for its own", async () => {
+  const gateway = await gatewayFor({}, (json) => {
+    paid(json);
+    const upstreams = (json.models as Array<{ upstreams: Array<Record<string, unknown>> }>)[0].upstreams;
+    upstreams[0].maxOutputTokens = 256;
+    upstreams[1].maxOutputTokens = 2048;
+  });
+  const broke = '0x00000000000000000000000000000000000000ee';
+  const refused = await chat(
+    gateway,
+    { ...ask('A hold, please.'), tool_choice: 'none' },
+    authHeaders(await apiKeyFor(gateway, broke), broke),
+  );
+  assert.equal(refused.status, 402);
+  // 2 × 2048 output tokens alone are 4.1 credits: the hold was sized for gpu-b, wherever the call would go.
+  const needed = Number(/needs at least (\d+)/.exec(refused.error!.message)![1]);
+  assert.ok(needed >= 5, refused.error!.message);
+
+  const headers = await payer(gateway);
+  const [onA] = openingsFor(members, 'gpu-a', 1, 'hold');
+  const [onB] = openingsFor(members, 'gpu-b', 1, 'hold');
+  for (const opening of [onA, onB]) assert.equal((await chat(gateway, { ...ask(opening), tool_choice: 'none' }, headers)).status, 200);
+  const sent = (replica: Replica, text: string) =>
+    replica.requests.find((r) => r.body.messages.some((m) => m.content === text))!.body.max_tokens;
+  assert.equal(sent(vllm, onA), 256);
+  assert.equal(sent(sglang, onB), 2048);
+});
+
+test('a Responses answer that failed over after some visible text holds only the answering attempt’s text', async () => {
+  const gateway = await gatewayFor({ failuresToCooldown: 1000 });
+  const [opening] = openingsFor(members, 'gpu-a', 1, 'responses');
+  // Reasoning, then the visible answer, then the stream just ends: the text had reached the output being built.
+  vllm.next({ endAfterEvents: 6, play: 'vllm-hermes/think-in-content-answer.sse' });
+  const res = await fetch(`${gateway.url}/v1/responses`, {
+    method: 'POST',
+    headers: walletHeaders(),
+    body: JSON.stringify({ model: 'conductor', input: opening, tool_choice: 'none' }),
+  });
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as { output_text?: string; output: Array<{ type: string; content?: Array<{ text: string }> }> };
+  const text = body.output.filter((o) => o.type === 'message').flatMap((o) => o.content!.map((c) => c.text));
+  assert.deepEqual(text, [SGLANG_ANSWER]);
+  assert.deepEqual(servedBy(members, opening), ['gpu-a', 'gpu-b']);
 });
