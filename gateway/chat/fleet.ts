@@ -125,6 +125,22 @@ export class Fleet {
     return Math.max(1, Math.ceil(ms / 1000));
   }
 
+  /**
+   * A call reached `deployment` (it answered, any status) or, for good, could not: a model's only
+   * deployment is down until it is reached again, so the next chats fail fast.
+   */
+  reached(deployment: Deployment, up: boolean): void {
+    if (deployment.health.reachable(up, Date.now())) this.logState(deployment);
+  }
+
+  /** Log a deployment's new state (its probe, a call's reach, never a URL's credentials or query). */
+  logState(deployment: Deployment): void {
+    const state = deployment.health.state(Date.now());
+    const entry = { model: this.modelId, deployment: deployment.name, upstream: deployment.client.redactedUrl, state };
+    if (state === 'up') this.logger.info(entry, 'upstream is up');
+    else this.logger.warn(entry, `upstream is ${state === 'down' ? 'down' : 'cooling down'}`);
+  }
+
   /** A call is sent to `deployment`. */
   begin(deployment: Deployment): void {
     deployment.outstanding++;
@@ -149,7 +165,11 @@ export class Fleet {
     if (!rateLimited && failure.kind === 'status' && (failure.upstreamStatus ?? 0) < 500) return;
     deployment.series.failures.inc();
     if (next === 'fail-over') deployment.series.failovers.inc();
-    if (!this.several) return;
+    if (!this.several) {
+      // Retries exhausted without a connection (a single reset is retried first).
+      if (next === 'give-up' && failure.kind === 'connect') this.reached(deployment, false);
+      return;
+    }
     const now = Date.now();
     const cooled = rateLimited ? deployment.health.rateLimited(now, failure.retryAfter) : deployment.health.failed(now);
     this.logger.warn(

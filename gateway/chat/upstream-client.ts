@@ -78,8 +78,8 @@ export interface UpstreamClientOptions {
   deployment: DeploymentConfig;
   apiKey?: string;
   dispatcher: Dispatcher;
-  /** Told whether the upstream could be reached, so health knows without waiting for a probe. */
-  onReachable?(reachable: boolean): void;
+  /** Told when the upstream answered (any status): it can be reached, whatever its probe said. */
+  onResponded?(): void;
   /** Largest response body accepted (streamed or JSON); default 8 MiB. */
   maxResponseBytes?: number;
 }
@@ -280,12 +280,9 @@ export class UpstreamClient {
       });
     } catch (err) {
       if (abort.aborted) throw fail(err, 'request');
-      const failure = upstreamConnectionError(this.modelId, codeOf(err), this.timeoutMs);
-      // A headers timeout waited the whole timeout and proves the upstream reachable.
-      if (failure.kind === 'connect') this.options.onReachable?.(false);
-      throw failure;
+      throw upstreamConnectionError(this.modelId, codeOf(err), this.timeoutMs);
     }
-    this.options.onReachable?.(true);
+    this.options.onResponded?.();
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     const text = await readCapped(response.body).catch((err: unknown) => {
       throw fail(err, 'reading an error response');

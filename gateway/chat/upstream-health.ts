@@ -6,16 +6,14 @@
  * never a URL or key), `degraded` while some model has no deployment that can take a call.
  *
  * @example
- *   const health = new UpstreamHealth([...fleets.values()], { logger })
+ *   const health = new UpstreamHealth([...fleets.values()])
  *   await health.start()
  */
-import type { Logger } from '../logger.js';
 import type { HealthContributor } from '../health.js';
-import type { Deployment, Fleet } from './fleet.js';
+import type { Fleet } from './fleet.js';
 
 export interface UpstreamHealthOptions {
   probeTimeoutMs?: number;
-  logger: Logger;
 }
 
 export class UpstreamHealth implements HealthContributor {
@@ -24,7 +22,7 @@ export class UpstreamHealth implements HealthContributor {
 
   constructor(
     private readonly fleets: Fleet[],
-    private readonly options: UpstreamHealthOptions,
+    options: UpstreamHealthOptions = {},
   ) {
     this.probeTimeoutMs = options.probeTimeoutMs ?? 2_000;
   }
@@ -47,11 +45,6 @@ export class UpstreamHealth implements HealthContributor {
     await Promise.all(this.fleets.map((fleet) => this.probe(fleet)));
   }
 
-  /** A chat call reached (or could not reach) a model's only deployment. */
-  report(fleet: Fleet, deployment: Deployment, reachable: boolean): void {
-    if (deployment.health.reachable(reachable, Date.now())) this.logState(fleet, deployment);
-  }
-
   health(): { fields: Record<string, unknown>; degraded?: boolean } {
     const now = Date.now();
     let degraded = false;
@@ -68,15 +61,8 @@ export class UpstreamHealth implements HealthContributor {
     await Promise.all(
       fleet.deployments.map(async (d) => {
         const up = await d.client.probe(this.probeTimeoutMs);
-        if (d.health.probed(up, Date.now())) this.logState(fleet, d);
+        if (d.health.probed(up, Date.now())) fleet.logState(d);
       }),
     );
-  }
-
-  private logState(fleet: Fleet, deployment: Deployment): void {
-    const state = deployment.health.state(Date.now());
-    const entry = { model: fleet.modelId, deployment: deployment.name, upstream: deployment.client.redactedUrl, state };
-    if (state === 'up') this.options.logger.info(entry, 'upstream is up');
-    else this.options.logger.warn(entry, `upstream is ${state === 'down' ? 'down' : 'cooling down'}`);
   }
 }

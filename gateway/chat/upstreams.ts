@@ -35,7 +35,6 @@ export interface UpstreamsOptions {
 export function createUpstreams(config: Config, env: Env, logger: Logger, metrics: Metrics, options: UpstreamsOptions = {}): Upstreams {
   const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 });
   const fleets = new Map<string, Fleet>();
-  let health: UpstreamHealth | undefined;
   for (const model of config.models) {
     const passive = model.upstreams.length > 1;
     const deployments: Deployment[] = model.upstreams.map((deployment) => {
@@ -44,7 +43,7 @@ export function createUpstreams(config: Config, env: Env, logger: Logger, metric
         deployment,
         apiKey: deployment.apiKeyEnv ? env[deployment.apiKeyEnv] : undefined,
         dispatcher: agent,
-        onReachable: (reachable) => health?.report(fleet, built, reachable),
+        onResponded: () => fleet.reached(built, true),
       });
       const built = new Deployment(model.id, deployment, client, new DeploymentHealth(model.routing, { passive }), metrics);
       return built;
@@ -52,8 +51,7 @@ export function createUpstreams(config: Config, env: Env, logger: Logger, metric
     const fleet = new Fleet(model.id, deployments, model.routing, logger);
     fleets.set(model.id, fleet);
   }
-  health = new UpstreamHealth([...fleets.values()], { logger, probeTimeoutMs: options.probeTimeoutMs });
-  const started = health;
+  const started = new UpstreamHealth([...fleets.values()], { probeTimeoutMs: options.probeTimeoutMs });
   return {
     fleets,
     health: started,

@@ -60,6 +60,7 @@ test('a non-streamed chat fails over on every failure before its answer was comp
   const cases: Array<[string, Fault]> = [
     ['HTTP 503', { status: 503 }],
     ['HTTP 500', { status: 500 }],
+    ['the connection closed without an answer', { drop: true }],
     ['an error inside the stream after some content (vLLM)', { play: 'vllm-hermes/stream-error.sse' }],
     ["SGLang's graceful abort after some content", { play: 'sglang/abort.sse' }],
     ['a stream Ollama cut off after some content', { play: 'ollama/stream-error-cut-off.sse' }],

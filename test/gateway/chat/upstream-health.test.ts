@@ -1,6 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
+import { startReplica } from '../../fixtures/upstreams/replica.js';
 import { apiKeyFor, startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { parseConfig } from '../../../gateway/config.js';
 import { postChat } from './chat-harness.js';
@@ -129,4 +130,20 @@ test('a chat past CHAT_DEADLINE_MS is a 504 chat_deadline_exceeded and its upstr
   assert.equal(res.body.error.code, 'chat_deadline_exceeded');
   assert.equal(res.body.error.message, 'The chat did not finish within its deadline of 400 ms.');
   await upstream.abortedRequest();
+});
+
+test("a model's only upstream that drops one connection is retried and never reported down meanwhile", async () => {
+  const replica = await startReplica('vllm-hermes');
+  stops.push(() => replica.close());
+  const gateway = await gatewayWith({
+    config: (json) => {
+      const models = json.models as Array<{ upstream: Record<string, unknown> }>;
+      models[0].upstream.baseUrl = replica.baseUrl;
+    },
+  });
+  replica.next({ drop: true });
+  const res = await postChat(gateway, { messages: [{ role: 'user', content: 'hi' }], tool_choice: 'none' });
+  assert.equal(res.status, 200);
+  assert.equal(replica.requests.length, 2);
+  assert.ok(!gateway.logs.some((l) => l.msg === 'upstream is down' && l.model === 'svc-32b-conductor'));
 });
