@@ -6,19 +6,23 @@
  * The replicas are a simulator of a prefix-caching inference server (role `replica`): a chat
  * template renders the request (system message, the tool offer, then every message), split in
  * blocks of 64 characters hashed with everything before them, as vLLM's automatic prefix caching
- * hashes its blocks; an LRU of 2 MB of prompt characters keeps the blocks. A request costs 1 µs
- * per prompt character not in that cache (prefill) and 20 µs per output token (decode); a replica
- * runs at most 8 requests at once, and its prefill is its compute: one request's prefill runs
- * after the one before it (decode overlaps, as a batch does). Times are kept on a virtual clock
- * per replica and waited out with timers, so the simulator burns no CPU for them.
+ * hashes its blocks; an LRU of 2 MB of prompt characters keeps the blocks, and the blocks of what
+ * a request generated too (the next round's prompt begins with them, and SGLang's RadixAttention
+ * and vLLM both keep them). A request costs 1 µs per prompt character not in that cache (prefill)
+ * and 20 µs per output token (decode); a replica runs at most 8 requests at once, and its prefill
+ * is its compute: one request's prefill runs after the one before it (decode overlaps, as a batch
+ * does). Times are kept on a virtual clock per replica and waited out with timers, so the
+ * simulator burns no CPU for them.
  *
  * LiteLLM's two strategies run in a router of their own (role `router`, in front of the same
  * replicas: random by weight, or the fewest in flight; a refused connection cools that replica for
  * 5 s and the request goes to another, as LiteLLM's retries and cooldowns do; a stream cut
  * mid-way reaches its caller cut), which the gateway reaches as a model with one upstream;
- * Switchyard's fleet is a model whose three deployments are the replicas. One gateway process
- * serves all three models, with the shipped tool servers (their schemas and the preamble are the
- * tool offer of every call) and a fixture tool, `lookup`, whose answer is 2,000 characters.
+ * Switchyard's fleet is a model whose three deployments are the replicas, with its default routing
+ * settings; a second such model never moves a chat off its replica (`imbalance` out of reach), to
+ * show the floor affinity alone reaches. One gateway process serves every model, with the shipped
+ * tool servers (their schemas and the preamble are the tool offer of every call) and a fixture
+ * tool, `lookup`, whose answer is 2,000 characters.
  *
  * Scenario: 200 chats of 4 tool rounds each (a 400-character user message, the model calls
  * `lookup` four times, then answers; 60 output tokens a call), 16 at once, half of them streamed.
@@ -31,7 +35,7 @@
  * least-busy, 0 failed non-streamed chats and 0 failed streamed chats that had shown nothing,
  * ≤ 10 µs per decision. The exit code is 1 when a printed target is missed (`--report-only`: 0).
  *
- *   npx tsx bench/fleet.ts                 (runs `npm run build` first; about 2 minutes)
+ *   npx tsx bench/fleet.ts                 (runs `npm run build` first; about 3 minutes)
  *   npx tsx bench/fleet.ts --runs 5 --report-only
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -191,8 +195,9 @@ async function runReplica(port: number): Promise<string> {
       res.end(
         `${rest}${event({}, answer.call ? 'tool_calls' : 'stop')}data: ${JSON.stringify({ ...base, choices: [], usage })}\n\ndata: [DONE]\n\n`,
       );
-      if (process.env.CACHE_OUTPUT)
-        cache.admit(prompt + (answer.call ? `<tool_call>${answer.call.name}${answer.call.arguments}</tool_call>` : text) + '\n');
+      // What it generated stays cached too (SGLang's RadixAttention and vLLM's prefix cache keep
+      // the KV of generated tokens): the next round's prompt begins with it, rendered the same.
+      cache.admit(`${prompt}${answer.call ? `<tool_call>${answer.call.name}${answer.call.arguments}</tool_call>` : text}\n`);
     } finally {
       done();
     }
@@ -316,13 +321,21 @@ function startRole(role: string, ...args: string[]): Promise<Started> {
   });
 }
 
-const MODELS = { shuffle: 'litellm-shuffle', leastBusy: 'litellm-least-busy', switchyard: 'switchyard' } as const;
+const MODELS = {
+  shuffle: 'litellm-shuffle',
+  leastBusy: 'litellm-least-busy',
+  switchyard: 'switchyard',
+  affinityOnly: 'switchyard-affinity-only',
+} as const;
 type Router = keyof typeof MODELS;
 const NAMES: Record<Router, string> = {
   shuffle: 'LiteLLM simple-shuffle',
   leastBusy: 'LiteLLM least-busy',
-  switchyard: 'Switchyard (rendezvous)',
+  switchyard: 'Switchyard (defaults)',
+  affinityOnly: '  the same, never moving a chat',
 };
+/** Both of Switchyard's models serve the replicas themselves; the second has no imbalance escape (the floor affinity alone reaches). */
+const FLEETS: Router[] = ['switchyard', 'affinityOnly'];
 
 /** The gateway as `npm start` runs it, with the three models and the shipped tool servers plus `lookup`. */
 async function startGateway(
@@ -343,13 +356,13 @@ async function startGateway(
       logLevel: 'warn',
       limits: { perWallet: huge, perIp: huge, chatConcurrencyPerWallet: 10_000, chatConcurrencyTotal: 10_000 },
       models: [
-        {
-          id: `svc-${MODELS.switchyard}`,
-          alias: MODELS.switchyard,
+        ...FLEETS.map((router) => ({
+          id: `svc-${MODELS[router]}`,
+          alias: MODELS[router],
           upstreams: replicas.map((baseUrl, i) => ({ name: `replica-${i + 1}`, baseUrl, model: 'sim' })),
           // Probed every second, so a replica restarted between scenarios is back before the next.
-          routing: { probeIntervalMs: 1_000 },
-        },
+          routing: { probeIntervalMs: 1_000, ...(router === 'affinityOnly' ? { imbalance: 1_000_000 } : {}) },
+        })),
         { id: `svc-${MODELS.shuffle}`, alias: MODELS.shuffle, upstream: { baseUrl: routers.shuffle, model: 'sim' } },
         { id: `svc-${MODELS.leastBusy}`, alias: MODELS.leastBusy, upstream: { baseUrl: routers.leastBusy, model: 'sim' } },
       ],
@@ -446,7 +459,7 @@ async function scenario(
   options: { killAfter?: number } = {},
 ): Promise<Scenario> {
   await Promise.all(replicas.map((r) => fetch(`${r.url}/reset`, { method: 'POST' })));
-  const movesBefore = await affinityMoves(gateway);
+  const movesBefore = await affinityMoves(gateway, router);
   const results: ChatResult[] = [];
   let next = 0;
   let finished = 0;
@@ -464,7 +477,7 @@ async function scenario(
   const failed = results.filter((r) => !r.ok);
   return {
     prefilled: stats.reduce((sum, s) => sum + s.prefilled, 0),
-    moves: (await affinityMoves(gateway)) - movesBefore,
+    moves: (await affinityMoves(gateway, router)) - movesBefore,
     latencies: results.map((r) => r.ms),
     failed: {
       json: failed.filter((r) => !r.streamed).length,
@@ -474,12 +487,12 @@ async function scenario(
   };
 }
 
-/** Every affinity move of the fleet so far, from /metrics. */
-async function affinityMoves(gateway: string): Promise<number> {
+/** Every affinity move of `router`'s fleet so far, from /metrics. */
+async function affinityMoves(gateway: string, router: Router): Promise<number> {
   const text = await (await fetch(`${gateway}/metrics`)).text();
   return text
     .split('\n')
-    .filter((line) => line.startsWith('switchyard_upstream_affinity_moves_total{'))
+    .filter((line) => line.startsWith(`switchyard_upstream_affinity_moves_total{model="svc-${MODELS[router]}"`))
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
@@ -489,7 +502,8 @@ async function fleetUp(gateway: string): Promise<void> {
     const health = (await (await fetch(`${gateway}/health`)).json()) as {
       models: Array<{ id: string; deployments: Array<{ state: string }> }>;
     };
-    if (health.models.find((m) => m.id === `svc-${MODELS.switchyard}`)!.deployments.every((d) => d.state === 'up')) return;
+    const fleets = health.models.filter((m) => FLEETS.some((router) => m.id === `svc-${MODELS[router]}`));
+    if (fleets.every((m) => m.deployments.every((d) => d.state === 'up'))) return;
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -572,9 +586,9 @@ async function main(): Promise<void> {
   ]);
   const gateway = await startGateway(replicaUrls, { shuffle: shuffle.url, leastBusy: leastBusy.url });
   const routerUrls = [shuffle.url, leastBusy.url];
-  const routers: Router[] = ['shuffle', 'leastBusy', 'switchyard'];
+  const routers: Router[] = ['shuffle', 'leastBusy', 'switchyard', 'affinityOnly'];
 
-  const steady: Record<Router, Scenario[]> = { shuffle: [], leastBusy: [], switchyard: [] };
+  const steady: Record<Router, Scenario[]> = { shuffle: [], leastBusy: [], switchyard: [], affinityOnly: [] };
   for (let run = 0; run < runs; run++) {
     for (const router of routers) {
       await Promise.all(routerUrls.map((url) => fetch(`${url}/reset`, { method: 'POST' })));
@@ -582,7 +596,7 @@ async function main(): Promise<void> {
     }
   }
   const killed: Partial<Record<Router, Scenario>> = {};
-  for (const router of routers) {
+  for (const router of routers.filter((r) => r !== 'affinityOnly')) {
     await Promise.all(routerUrls.map((url) => fetch(`${url}/reset`, { method: 'POST' })));
     await fleetUp(gateway.url);
     killed[router] = await scenario(gateway.url, router, `kill-${router}`, replicas, { killAfter: CHATS / 2 });
@@ -608,7 +622,7 @@ async function main(): Promise<void> {
   const base = figures.leastBusy;
   const rows = routers.map((router) => {
     const f = figures[router];
-    const k = killed[router]!.failed;
+    const k = killed[router]?.failed;
     return [
       NAMES[router],
       (f.prefilled / 1e6).toFixed(2),
@@ -617,8 +631,8 @@ async function main(): Promise<void> {
       (f.mean / base.mean).toFixed(2),
       f.p95.toFixed(1),
       (f.p95 / base.p95).toFixed(2),
-      `${k.json} / ${k.streamedBeforeContent} / ${k.streamedAfterContent}`,
-      router === 'switchyard' ? String(f.moves) : '–',
+      k ? `${k.json} / ${k.streamedBeforeContent} / ${k.streamedAfterContent}` : '–',
+      FLEETS.includes(router) ? String(f.moves) : '–',
     ];
   });
   const header = [
