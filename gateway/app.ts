@@ -5,40 +5,41 @@ import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { GatewayError } from './errors.js';
-import { errorHandler } from './http/error-handler.js';
-import { jsonBody } from './http/json-body.js';
-import { requireWallet } from './http/wallet.js';
-import { modelRouteDocs, registerModelRoutes } from './http/models.js';
-import { healthRouteDocs, registerHealthRoutes } from './http/health.js';
+import { errorHandler } from './http/middleware/error-handler.js';
+import { jsonBody } from './http/middleware/json-body.js';
+import { requireWallet } from './http/middleware/wallet.js';
+import { modelRouteDocs, registerModelRoutes } from './http/routes/models.js';
+import { healthRouteDocs, registerHealthRoutes } from './http/routes/health.js';
 import type { HealthContributor } from './health.js';
-import { metricsRouteDocs, registerMetricsRoutes } from './http/metrics.js';
-import { requestContext } from './http/request-context.js';
-import { corsFor } from './http/cors.js';
-import { perIpRateLimit, perWalletRateLimit, type LimiterFactory } from './http/rate-limit.js';
-import { registerToolRoutes, toolRouteDocs } from './http/tools.js';
-import { mcpRouteDocs, registerMcpRoutes } from './http/mcp.js';
+import { metricsRouteDocs, registerMetricsRoutes } from './http/routes/metrics.js';
+import { requestContext } from './http/middleware/request-context.js';
+import { corsFor } from './http/middleware/cors.js';
+import { perIpRateLimit, perWalletRateLimit, type LimiterFactory } from './http/middleware/rate-limit.js';
+import { registerToolRoutes, toolRouteDocs } from './http/routes/tools.js';
+import { mcpRouteDocs, registerMcpRoutes } from './http/mcp/mcp-endpoint.js';
 import type { ToolRunner } from './tools/types.js';
 import type { Accounts } from './accounts/accounts.js';
 import type { Ledger } from './accounts/types.js';
 import { ledgerCharger, NO_CHARGE } from './accounts/charging.js';
-import { authenticate } from './http/auth.js';
-import { keyRouteDocs, registerKeyRoutes } from './http/keys.js';
-import { creditRouteDocs, registerCreditRoutes } from './http/credits.js';
-import { depositRouteDocs, registerDepositRoutes, type DepositRouteDeps } from './http/deposits.js';
-import { adminRouteDocs, registerAdminRoutes } from './http/admin.js';
-import { chatRouteDocs, registerChatRoutes } from './http/chat.js';
-import { registerResponseRoutes, responseRouteDocs } from './http/responses.js';
+import { authenticate } from './http/middleware/auth.js';
+import { keyRouteDocs, registerKeyRoutes } from './http/routes/keys.js';
+import { creditRouteDocs, registerCreditRoutes } from './http/routes/credits.js';
+import { depositRouteDocs, registerDepositRoutes, type DepositRouteDeps } from './http/routes/deposits.js';
+import { adminRouteDocs, registerAdminRoutes } from './http/routes/admin.js';
+import { chatRouteDocs, registerChatRoutes } from './http/routes/chat.js';
+import { registerResponseRoutes, responseRouteDocs } from './http/routes/responses.js';
 import type { ResponseStore } from './accounts/response-store.js';
-import { buildOpenApiDocument, openApiRouteDocs, registerOpenApiRoutes } from './http/openapi.js';
-import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/playground.js';
-import { chatConcurrency, type SharedWalletSlots } from './http/chat-concurrency.js';
-import { admit } from './http/admission.js';
+import { buildOpenApiDocument } from './http/openapi/openapi-document.js';
+import { openApiRouteDocs, registerOpenApiRoutes } from './http/routes/openapi.js';
+import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/routes/playground.js';
+import { chatConcurrency, type SharedWalletSlots } from './http/middleware/chat-concurrency.js';
+import { admit } from './http/middleware/admission.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
 import { KeptRounds, type KeptRoundsStore } from './chat/kept-rounds.js';
 import { MemoryKeptRounds } from './chat/memory-kept-rounds.js';
 import type { X402Payments } from './x402/payments.js';
-import { x402Payment } from './http/x402-payment.js';
+import { x402Payment } from './http/middleware/x402-payment.js';
 
 export interface AppDeps {
   config: Config;
@@ -105,8 +106,8 @@ export function createApp(deps: AppDeps): Koa {
     if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed();
   });
   // 6. Routes. Open ones (health, metrics, the playground and docs pages) take no wallet; every other route takes `gated`:
-  //    wallet header → Bearer key (see http/auth.ts for who may call what) → per-wallet request
-  //    budget → the admission gate (the budgets decided together, http/admission.ts) → JSON body.
+  //    wallet header → Bearer key (see http/middleware/auth.ts for who may call what) → per-wallet request
+  //    budget → the admission gate (the budgets decided together, http/middleware/admission.ts) → JSON body.
   //    Bodies are read only once the caller is known and admitted, and inside the route, so a
   //    route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
   const readJson = jsonBody(config.server.bodyLimitBytes);
@@ -142,7 +143,7 @@ export function createApp(deps: AppDeps): Koa {
   const paid = payOn402 ? [payOn402] : [];
   // One set of slots: chat completions and responses share the per-wallet and total caps. The
   // wallet's slot is the chat routes' admission gate, taken beside the budgets; the instance's
-  // slot only once the body is in (http/chat-concurrency.ts).
+  // slot only once the body is in (http/middleware/chat-concurrency.ts).
   const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);
   const gatedChat = guard(keyUnlessFree, chatSlots.wallet, chatSlots.total, ...paid);
   registerChatRoutes(router, [gatedChat], orchestrator);

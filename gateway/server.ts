@@ -13,7 +13,8 @@ import type { AccountsStore } from './accounts/store.js';
 import type { ResponseStore } from './accounts/response-store.js';
 import type { Ledger } from './accounts/types.js';
 import type { ApiKeys } from './accounts/api-keys.js';
-import type { SiweVerifier } from './accounts/siwe.js';
+import { SIWE_READ_POLICY, type SiweVerifier } from './accounts/siwe.js';
+import { ChainClient } from '../chains/chain-client.js';
 import type { HealthContributor } from './health.js';
 import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-accounts.js';
 import { createUpstreams, type Upstreams } from './chat/upstreams.js';
@@ -24,10 +25,12 @@ import { join } from 'node:path';
 import type { DepositStore } from './deposits/deposit-store.js';
 import { openSqliteDepositStore } from './deposits/sqlite-deposit-store.js';
 import { createDeposits } from './deposits/deposit-watchers.js';
+import { createChainReader } from './deposits/chain-reader.js';
 import type { WatchLease } from './deposits/deposit-watcher.js';
 import { PostgresWatchLease } from './deposits/postgres-watch-lease.js';
 import type { X402PaymentRecords } from './accounts/x402-payment-records.js';
 import { X402Payments } from './x402/payments.js';
+import { settlementChains } from './x402/settlement-reads.js';
 import { urlWithoutPassword } from './url-without-password.js';
 
 export interface RunningGateway {
@@ -91,6 +94,8 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
       metrics,
       logger,
       lease: accounts.watchLease,
+      // One reader per watched chain, over the chain list's URLs on the deposits' policy (deposits/chain-reader.ts).
+      readerFor: (chain) => createChainReader({ chainId: chain.id, rpcUrls: chain.rpcUrls, timeoutMs: config.deposits.rpcTimeoutMs }),
     });
   } catch (err) {
     await shutdown.close();
@@ -198,7 +203,9 @@ interface ModeAccounts {
 function openX402(config: Config, accounts: ModeAccounts, logger: Logger, metrics: Metrics): X402Payments | undefined {
   if (!config.x402 || config.freeMode) return undefined;
   const { ledger, paymentRecords: records } = accounts;
-  const payments = new X402Payments({ config: config.x402, ledger, records, logger, outcomes: metrics.x402Payments });
+  // One reader per asset RPC URL, on x402's policy (x402/settlement-reads.ts), for this gateway's life.
+  const chains = settlementChains(config.x402.assets);
+  const payments = new X402Payments({ config: config.x402, ledger, records, logger, outcomes: metrics.x402Payments, chains });
   payments.start();
   logger.info(
     { facilitator: urlWithoutPassword(config.x402.facilitatorUrl), networks: config.x402.assets.map((a) => a.network) },
@@ -215,12 +222,15 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
   const onSweepError = (err: unknown) => logger.error({ err }, 'expiry sweep failed (reservations or stored responses)');
   const onTouchError = (err: unknown) => logger.warn({ err }, 'API key last_used_at write failed');
   const { databaseUrl, redisUrl, redisPrefix } = config.cluster;
+  const { siweRpcUrl } = config.accounts;
+  const siweChain = siweRpcUrl ? new ChainClient([siweRpcUrl], SIWE_READ_POLICY) : undefined;
   if (!databaseUrl) {
     const { dataDir, accounts: settings } = config;
     const embedded = await openAccounts({
       dataDir,
       publicUrl: config.server.publicUrl,
       settings,
+      siweChain,
       responses: config.responses,
       onTouchError,
       onSweepError,
@@ -257,6 +267,7 @@ async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAcco
     redisPrefix,
     publicUrl: config.server.publicUrl,
     settings: config.accounts,
+    siweChain,
     responses: config.responses,
     onSweepError,
     onKeptRoundsSweepError: (err) => logger.error({ err }, 'kept chat rounds sweep failed'),

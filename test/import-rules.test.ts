@@ -1,21 +1,16 @@
 /**
- * The import rules docs/ARCHITECTURE.md states between top-level folders: gateway/ and
- * tool-servers/ never import each other (they meet over MCP), and chains/, which both use, imports
- * neither. Checked on every relative import of every source file.
+ * The import rules docs/ARCHITECTURE.md draws, checked on every relative import of every source
+ * file: between the top-level folders (gateway/ and tool-servers/ never import each other, and
+ * chains/, which both use, imports neither), and between the gateway's own layers (the shared leaf
+ * modules import none of them, http/ → chat/ → tools/, the HTTP edge and its route groups, who may
+ * use x402/ and cluster/). Each rule is its own test, so a failure names the arrow it breaks.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
-
-/** Top-level folder → the top-level folders it may not import. */
-const FORBIDDEN: Record<string, string[]> = {
-  gateway: ['tool-servers'],
-  'tool-servers': ['gateway'],
-  chains: ['gateway', 'tool-servers'],
-};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -25,19 +20,122 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-test('gateway/ and tool-servers/ never import each other, and chains/ imports neither', () => {
-  const broken: string[] = [];
-  let checked = 0;
-  for (const [folder, forbidden] of Object.entries(FORBIDDEN)) {
-    for (const file of sourceFiles(join(ROOT, folder))) {
-      const text = readFileSync(file, 'utf8');
-      for (const match of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
-        checked++;
-        const target = relative(ROOT, resolve(dirname(file), match[1])).split('/')[0];
-        if (forbidden.includes(target)) broken.push(`${relative(ROOT, file)} imports ${match[1]}`);
-      }
-    }
+/** Every source file of the folders the rules are about, from the repository root. */
+const FILES = ['gateway', 'tool-servers', 'chains'].flatMap((folder) =>
+  sourceFiles(join(ROOT, folder)).map((path) => relative(ROOT, path)),
+);
+
+/** Every relative import of those files: importing file → imported file, both from the repository root. */
+const IMPORTS: Array<{ file: string; target: string; spec: string }> = FILES.flatMap((file) =>
+  [...readFileSync(join(ROOT, file), 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((match) => ({
+    file,
+    target: relative(ROOT, resolve(ROOT, dirname(file), match[1])).replace(/\.js$/, '.ts'),
+    spec: match[1],
+  })),
+);
+
+const under = (folder: string) => (path: string) => path.startsWith(`${folder}/`);
+const oneOf =
+  (...paths: string[]) =>
+  (path: string) =>
+    paths.includes(path);
+const anyOf =
+  (...tests: Array<(path: string) => boolean>) =>
+  (path: string) =>
+    tests.some((t) => t(path));
+const not = (t: (path: string) => boolean) => (path: string) => !t(path);
+
+/** Shared by every layer, importing none of them (only each other). */
+const LEAVES = ['config', 'errors', 'health', 'logger', 'metrics', 'pricing', 'url-without-password'].map((name) => `gateway/${name}.ts`);
+const leaf = oneOf(...LEAVES);
+/** The composition root: it builds every part, so it may import any. */
+const root = oneOf('gateway/main.ts', 'gateway/server.ts', 'gateway/app.ts');
+/** A route group: a file of http/routes/, or the MCP endpoint (the http/mcp/ folder as one group). */
+const routeGroup = anyOf(under('gateway/http/routes'), under('gateway/http/mcp'));
+
+interface Rule {
+  /** The arrow, as docs/ARCHITECTURE.md says it. */
+  says: string;
+  /** The importing files the rule holds for. */
+  from: (file: string) => boolean;
+  /** Whether the rule refuses an import of `target` by `file`. */
+  refuses: (target: string, file: string) => boolean;
+}
+
+const RULES: Rule[] = [
+  { says: 'gateway/ never imports tool-servers/', from: under('gateway'), refuses: under('tool-servers') },
+  { says: 'tool-servers/ never imports gateway/', from: under('tool-servers'), refuses: under('gateway') },
+  {
+    says: 'chains/ imports nothing from gateway/ or tool-servers/',
+    from: under('chains'),
+    refuses: anyOf(under('gateway'), under('tool-servers')),
+  },
+  { says: `the shared leaf modules (${LEAVES.join(', ')}) import none of the layers`, from: leaf, refuses: not(leaf) },
+  {
+    says: 'tools/ imports only the leaf modules',
+    from: under('gateway/tools'),
+    refuses: (target) => under('gateway')(target) && !under('gateway/tools')(target) && !leaf(target),
+  },
+  {
+    says: 'chat/ imports tools/, the leaf modules and, of accounts/, only the Charger contract (accounts/charging.ts)',
+    from: under('gateway/chat'),
+    refuses: not(anyOf(under('gateway/chat'), under('gateway/tools'), leaf, oneOf('gateway/accounts/charging.ts'))),
+  },
+  {
+    says: 'responses/ imports chat/, the leaf modules and its store contract (accounts/response-store.ts)',
+    from: under('gateway/responses'),
+    refuses: not(anyOf(under('gateway/responses'), under('gateway/chat'), leaf, oneOf('gateway/accounts/response-store.ts'))),
+  },
+  {
+    says: 'http/ is the edge: only app.ts and server.ts import it',
+    from: not(anyOf(under('gateway/http'), root)),
+    refuses: under('gateway/http'),
+  },
+  {
+    says: 'http/ never imports cluster/ or cli/',
+    from: under('gateway/http'),
+    refuses: anyOf(under('gateway/cluster'), under('gateway/cli')),
+  },
+  {
+    says: 'no route file imports another (a file of http/routes/ or the MCP endpoint, http/mcp/, imports no other route group)',
+    from: routeGroup,
+    refuses: (target, file) => routeGroup(target) && !(under('gateway/http/mcp')(file) && under('gateway/http/mcp')(target)),
+  },
+  {
+    says: 'the rest of http/ (middleware/, openapi/, sse/, the shared files) imports no route group: app.ts wires them',
+    from: (file) => under('gateway/http')(file) && !routeGroup(file),
+    refuses: routeGroup,
+  },
+  {
+    says: 'x402/ is used by the pay-on-402 middleware (http/middleware/x402-payment.ts) and the composition root only',
+    from: not(anyOf(under('gateway/x402'), root, oneOf('gateway/http/middleware/x402-payment.ts'))),
+    refuses: under('gateway/x402'),
+  },
+  {
+    says: 'only the composition root imports cluster/',
+    from: not(anyOf(under('gateway/cluster'), root)),
+    refuses: under('gateway/cluster'),
+  },
+];
+
+test('the import pattern still finds the imports, and every folder a rule names exists', () => {
+  assert.ok(IMPORTS.length > 300, `only ${IMPORTS.length} imports found: is the pattern still right?`);
+  const missing = IMPORTS.filter(({ target }) => !existsSync(join(ROOT, target))).map(({ file, spec }) => `${file} imports ${spec}`);
+  assert.deepEqual(missing, [], 'an import the checks cannot resolve');
+  for (const path of [...LEAVES, 'gateway/accounts/charging.ts', 'gateway/accounts/response-store.ts']) {
+    assert.ok(existsSync(join(ROOT, path)), `${path} is named by a rule but does not exist`);
   }
-  assert.ok(checked > 300, `only ${checked} imports found: is the pattern still right?`);
-  assert.deepEqual(broken, []);
+  for (const folder of ['tools', 'chat', 'responses', 'http/routes', 'http/mcp', 'http/middleware', 'x402', 'cluster', 'cli']) {
+    assert.ok(existsSync(join(ROOT, 'gateway', folder)), `gateway/${folder} is named by a rule but does not exist`);
+  }
 });
+
+for (const rule of RULES) {
+  test(rule.says, () => {
+    assert.ok(FILES.some(rule.from), 'the rule holds for no file: is it still about the current tree?');
+    const broken = IMPORTS.filter(({ file }) => rule.from(file))
+      .filter(({ file, target }) => rule.refuses(target, file))
+      .map(({ file, spec }) => `${file} imports ${spec}`);
+    assert.deepEqual(broken, []);
+  });
+}

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { ApiKeys } from './api-keys.js';
 import { KeyvKeyStore } from './keyv-key-store.js';
 import { SiweVerifier } from './siwe.js';
+import type { ChainClient } from '../../chains/chain-client.js';
 import { sweepEvery, type ResponseQuota, type ResponseStore } from './response-store.js';
 import { openSqliteResponseStore } from './sqlite-response-store.js';
 import { openSqliteX402PaymentRecords, type X402PaymentRecords } from './x402-payment-records.js';
@@ -51,6 +52,8 @@ export async function openAccounts(options: {
   dataDir: string;
   publicUrl: string;
   settings: AccountsSettings;
+  /** The chain SIWE checks smart-account signatures on (SIWE_RPC_URL); none: they are refused. */
+  siweChain?: ChainClient;
   responses: ResponseStoreSettings;
   /** Where a failed last_used_at write goes (the logger). */
   onTouchError?: (err: unknown) => void;
@@ -85,7 +88,7 @@ export async function openAccounts(options: {
       siwe: new SiweVerifier({
         publicUrl: options.publicUrl,
         nonceTtlMs: options.settings.nonceTtlMs,
-        rpcUrl: options.settings.siweRpcUrl,
+        chain: options.siweChain,
       }),
       store,
       responses,

@@ -9,8 +9,9 @@
  *   const { nonce } = await siwe.issueNonce(wallet)
  *   await siwe.verify(wallet, { message, signature })   // throws Unauthorized('siwe_…') on refusal
  */
-import { createPublicClient, http, isHex, verifyMessage, type Hex } from 'viem';
+import { isHex, verifyMessage, type Hex } from 'viem';
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
+import type { ChainClient, ReadPolicy } from '../../chains/chain-client.js';
 import { GatewayError, Unauthorized } from '../errors.js';
 import { NonceStore } from './nonce-store.js';
 
@@ -18,16 +19,18 @@ import { NonceStore } from './nonce-store.js';
 export const MAX_PROOF_LIFETIME_MS = 15 * 60_000;
 /** Clocks disagree a little; a proof this far beyond the limit is still accepted. */
 const CLOCK_SKEW_MS = 30_000;
-const RPC_TIMEOUT_MS = 5_000;
 /** An EOA signature is r ‖ s ‖ v: 65 bytes. Anything else is a contract-account signature. */
 const EOA_SIGNATURE_HEX_LENGTH = 2 + 65 * 2;
+
+/** SIWE's policy for its chain (SIWE_RPC_URL): five seconds and no retries: a client waits on the check. */
+export const SIWE_READ_POLICY: ReadPolicy = { timeoutMs: 5_000, retries: 0 };
 
 export interface SiweOptions {
   /** PUBLIC_URL: its host is the SIWE `domain`, its origin the `uri`. */
   publicUrl: string;
   nonceTtlMs: number;
-  /** When set, EIP-1271/6492 signatures are checked on this chain (5 s timeout, no retries). */
-  rpcUrl?: string;
+  /** When set, EIP-1271/6492 signatures are checked on this chain (SIWE_RPC_URL, on SIWE_READ_POLICY). */
+  chain?: ChainClient;
   /** Where outstanding nonces live; default this process's memory (cluster mode: Redis). */
   nonces?: Nonces;
 }
@@ -115,7 +118,7 @@ export class SiweVerifier {
       throw refuse('siwe_invalid_signature', 'signature must be a 0x-prefixed hex string.');
     }
     if (signature.length === EOA_SIGNATURE_HEX_LENGTH && (await verifyEoa(address, message, signature))) return;
-    if (!this.options.rpcUrl) {
+    if (!this.options.chain) {
       if (signature.length === EOA_SIGNATURE_HEX_LENGTH) {
         throw refuse('siwe_invalid_signature', 'The signature does not match the address in the SIWE message.');
       }
@@ -130,13 +133,9 @@ export class SiweVerifier {
     // chain that said no from a chain that did not answer (a client per check keeps counts apart).
     let asked = 0;
     let answered = 0;
-    const client = createPublicClient({
-      transport: http(this.options.rpcUrl, {
-        timeout: RPC_TIMEOUT_MS,
-        retryCount: 0,
-        onFetchRequest: () => void asked++,
-        onFetchResponse: (response) => void (response.ok && answered++),
-      }),
+    const client = this.options.chain.observed({
+      onFetchRequest: () => void asked++,
+      onFetchResponse: (response) => void (response.ok && answered++),
     });
     let valid = false;
     let failure: unknown;

@@ -18,7 +18,7 @@ import type { Metrics } from '../metrics.js';
 import type { ToolRunner } from '../tools/types.js';
 import type { Charge, Charger } from '../accounts/charging.js';
 import { InsufficientCredits, NotFound } from '../errors.js';
-import { chatCost, creditsToCover } from './chat-cost.js';
+import { chatCost, creditsToCover } from '../pricing.js';
 import { AnswerText } from './answer-text.js';
 import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
 import { TokenTally } from './token-tally.js';

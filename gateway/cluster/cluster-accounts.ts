@@ -14,6 +14,7 @@ import { sweepEvery, type ResponseStore } from '../accounts/response-store.js';
 import { PostgresResponseStore } from '../accounts/postgres/postgres-response-store.js';
 import { ApiKeys } from '../accounts/api-keys.js';
 import { SiweVerifier } from '../accounts/siwe.js';
+import type { ChainClient } from '../../chains/chain-client.js';
 import { openDatabase, type Database } from '../accounts/postgres/database.js';
 import { migrate } from '../accounts/postgres/migrate.js';
 import { PostgresLedger } from '../accounts/postgres/postgres-ledger.js';
@@ -55,6 +56,8 @@ export async function openClusterAccounts(options: {
   redisPrefix: string;
   publicUrl: string;
   settings: AccountsSettings;
+  /** The chain SIWE checks smart-account signatures on (SIWE_RPC_URL); none: they are refused. */
+  siweChain?: ChainClient;
   responses: ResponseStoreSettings;
   onSweepError?: (err: unknown) => void;
   onKeptRoundsSweepError?: (err: unknown) => void;
@@ -94,7 +97,7 @@ export async function openClusterAccounts(options: {
     const siwe = new SiweVerifier({
       publicUrl: options.publicUrl,
       nonceTtlMs: options.settings.nonceTtlMs,
-      rpcUrl: options.settings.siweRpcUrl,
+      chain: options.siweChain,
       nonces: redis ? new RedisNonces(redis, { ttlMs: options.settings.nonceTtlMs }) : undefined,
     });
     let keptRounds: ClusterAccounts['keptRounds'];

@@ -5,7 +5,7 @@
  *    block b has head − b + 1), or the block the node tags `finalized` / `safe`;
  * 2. scans ERC-20 Transfer logs of the accepted tokens to the treasury from the saved cursor to the
  *    head, in pages of at most `maxBlockRange` blocks (halved when a provider refuses a range,
- *    doubled again after a run of pages that fit: page-range.ts), and
+ *    doubled again after a run of pages that fit: chains/page-range.ts), and
  *    records each as pending (a known one seen in another block moves there);
  * 3. moves the cursor only through settled blocks, so the unsettled ones are scanned again on
  *    every pass: a log a reorg re-mined elsewhere in them is found where it landed;
@@ -29,7 +29,7 @@
 import { GatewayError } from '../errors.js';
 import type { Ledger } from '../accounts/types.js';
 import type { ChainReader } from './chain-reader.js';
-import { PageRange } from './page-range.js';
+import { PageRange } from '../../chains/page-range.js';
 import { depositId, type DepositRecord, type DepositStore } from './deposit-store.js';
 
 export interface AcceptedToken {

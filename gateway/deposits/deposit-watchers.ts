@@ -7,7 +7,7 @@
  * not rest on it: the ledger's permanent record per deposit makes a second credit of a log a no-op.
  *
  * @example
- *   const deposits = createDeposits({ settings: config.deposits, env, store, ledger, metrics, logger })
+ *   const deposits = createDeposits({ settings: config.deposits, env, store, ledger, metrics, logger, readerFor })
  *   deposits?.start()
  */
 import { ConfigError, type DepositsConfig, type Env } from '../config.js';
@@ -16,7 +16,7 @@ import type { HealthContributor, HealthReport } from '../health.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { readChainList, type ChainConfig } from '../../chains/chain-list.js';
-import { createChainReader, type ChainReader } from './chain-reader.js';
+import type { ChainReader } from './chain-reader.js';
 import { depositId, type DepositStore } from './deposit-store.js';
 import { DepositWatcher, type WatchedChain, type WatchLease, type WatcherStatus } from './deposit-watcher.js';
 
@@ -42,8 +42,8 @@ export interface DepositsOptions {
   logger: Logger;
   /** The chain list (default: read from CHAINS_CONFIG or config/chains.json with `env`'s overrides). */
   chainList?: ChainConfig[];
-  /** One reader per chain (tests put a proxy in between); default over the chain's RPC URLs. */
-  readerFor?: (chain: ChainConfig) => ChainReader;
+  /** One reader per chain, built by the composition root (`createChainReader`; tests put a proxy in between). */
+  readerFor: (chain: ChainConfig) => ChainReader;
   now?: () => number;
   /** Cluster mode: who scans each chain (released when the watchers stop). */
   lease?: WatchLease;
@@ -80,14 +80,11 @@ export function createDeposits(options: DepositsOptions): Deposits | undefined {
   if (!Object.values(settings.chains).some((chain) => chain.treasury)) return undefined;
   const chainList = options.chainList ?? readChainList(options.env);
   const now = options.now ?? Date.now;
-  const readerFor =
-    options.readerFor ??
-    ((chain: ChainConfig) => createChainReader({ chainId: chain.id, rpcUrls: chain.rpcUrls, timeoutMs: settings.rpcTimeoutMs }));
   const watchers = watchedChains(settings, chainList).map(
     ({ watched, config }) =>
       new DepositWatcher({
         chain: watched,
-        reader: readerFor(config),
+        reader: options.readerFor(config),
         store: options.store,
         ledger: options.ledger,
         pollIntervalMs: settings.pollIntervalMs,

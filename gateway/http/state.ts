@@ -15,7 +15,7 @@ export interface GatewayState {
   error?: GatewayError;
   /** A chat of a model with several deployments: those whose answers it used, for the request log (never the body). */
   deployments?: string[];
-  /** Admission checks still in flight (http/admission.ts): awaited at the route's gate. */
+  /** Admission checks still in flight (http/middleware/admission.ts): awaited at the route's gate. */
   checks?: Array<Promise<unknown>>;
   /** A route's own error body shape (e.g. `{ok: false, tool, error}` on /v1/tools/execute). */
   errorBody?: (err: GatewayError) => unknown;

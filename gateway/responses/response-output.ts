@@ -16,7 +16,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ToolTraceEntry, UpstreamToolCall } from '../chat/chat-types.js';
-import type { ResponseEvents } from './response-events.js';
+
+/**
+ * Where the output builder sends each step as its streaming event: the streaming route's
+ * Server-Sent Events writer (http/sse/response-event-writer.ts); the JSON route sends them nowhere.
+ */
+export interface ResponseEvents {
+  send(type: string, fields: Record<string, unknown>): void;
+}
 
 export interface OutputText {
   type: 'output_text';

@@ -12,7 +12,7 @@
  * forgotten when it paid someone else or the authorization expired unused.
  *
  * @example
- *   const payments = new X402Payments({ config: config.x402, ledger, records, logger })
+ *   const payments = new X402Payments({ config: config.x402, ledger, records, logger, chains: settlementChains(config.x402.assets) })
  *   const settled = await payments.pay(wallet, ctx.get('payment-signature'), resourceUrl)
  */
 import type { X402Asset, X402Config } from '../config.js';
@@ -23,7 +23,7 @@ import type { Logger } from '../logger.js';
 import type { Counter } from 'prom-client';
 import { FacilitatorClient } from './facilitator-client.js';
 import { X402Offers } from './offer.js';
-import { latestBlock, settlementState, type SettlementState } from './settlement-reads.js';
+import { latestBlock, settlementState, type SettlementChain, type SettlementState } from './settlement-reads.js';
 import {
   decodeHeader,
   encodeHeader,
@@ -66,6 +66,8 @@ export interface X402PaymentsDeps {
   logger: Logger;
   /** Counts each payment's outcome (`switchyard_x402_payments_total`). */
   outcomes?: Counter<'outcome'>;
+  /** Where each asset's chain is read, by its RPC URL (`settlementChains(config.assets)`). */
+  chains: ReadonlyMap<string, SettlementChain>;
 }
 
 export class X402Payments {
@@ -248,7 +250,7 @@ export class X402Payments {
   private async reconcileOne(record: X402PaymentRecord, options: { clientWaiting?: boolean } = {}): Promise<SettlementState> {
     const asset = this.deps.config.assets.find((a) => a.network === record.network && a.address.toLowerCase() === record.asset);
     if (!asset) return 'unconfirmed'; // no longer configured: kept, never guessed at
-    const state = await settlementState({
+    const query = {
       rpcUrl: asset.rpcUrl,
       asset: record.asset,
       payer: record.wallet,
@@ -258,7 +260,8 @@ export class X402Payments {
       validBefore: record.validBefore,
       fromBlock: record.fromBlock,
       searchUntil: options.clientWaiting ? Date.now() + REQUEST_SEARCH_MS : undefined,
-    });
+    };
+    const state = await settlementState(query, this.chainOf(asset));
     if (state === 'paid') {
       await this.credit(record);
       this.count('reconciled');
@@ -315,10 +318,16 @@ export class X402Payments {
   private async claimBlock(asset: X402Asset): Promise<bigint> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), BLOCK_READ_TIMEOUT_MS)));
-    const block = await Promise.race([latestBlock(asset.rpcUrl).catch(() => null), late]);
+    const block = await Promise.race([latestBlock(this.chainOf(asset)).catch(() => null), late]);
     clearTimeout(timer);
     if (block === null) throw new ChainUnavailable(asset.network);
     return block;
+  }
+
+  private chainOf(asset: X402Asset): SettlementChain {
+    const chain = this.deps.chains.get(asset.rpcUrl);
+    if (!chain) throw new Error(`x402: no chain reader for ${asset.network}'s RPC URL`);
+    return chain;
   }
 
   private count(outcome: string): void {

@@ -9,12 +9,19 @@
  * transfer count for two nonces. "Expired" is judged by the chain's clock, not ours: the nonce is
  * read at a block whose timestamp is past the authorization's `validBefore`.
  *
+ * The chain is read through a SettlementChain per asset RPC URL, which the composition root builds
+ * (`settlementChains`) on x402's policy, X402_READ_POLICY.
+ *
  * @example
- *   const from = await latestBlock(rpcUrl)                      // when the payment is claimed
- *   const state = await settlementState({ rpcUrl, asset, payer, payTo, amount, nonce, fromBlock: from })
+ *   const chains = settlementChains(config.x402.assets)          // once, in server.ts
+ *   const chain = chains.get(rpcUrl)!
+ *   const from = await latestBlock(chain)                        // when the payment is claimed
+ *   const state = await settlementState({ rpcUrl, asset, payer, payTo, amount, nonce, fromBlock: from }, chain)
  */
-import { createPublicClient, http, parseAbi, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem';
-import { PageRange } from '../deposits/page-range.js';
+import { parseAbi, parseEventLogs, type Address, type Hex } from 'viem';
+import { ChainClient, type ReadPolicy } from '../../chains/chain-client.js';
+import { PageRange } from '../../chains/page-range.js';
+import type { X402Asset } from '../config.js';
 
 const EIP3009_ABI = parseAbi([
   'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
@@ -23,33 +30,40 @@ const EIP3009_ABI = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 value)',
 ]);
 
+/**
+ * x402's policy for its chain reads: ten seconds a request and one retry of the asset's one RPC
+ * URL (the claim's block read is bounded tighter by payments.ts, BLOCK_READ_TIMEOUT_MS).
+ */
+export const X402_READ_POLICY: ReadPolicy = { timeoutMs: 10_000, retries: 1 };
+
 /** Blocks one eth_getLogs asks for at most; less while the provider refuses that many (PageRange). */
 const MAX_LOG_RANGE = 1_000;
 
-/** One client per RPC URL, made on first use, with the log range that provider was last seen to take. */
-const clients = new Map<string, { client: PublicClient; range: PageRange }>();
-
-function readerFor(rpcUrl: string): { client: PublicClient; range: PageRange } {
-  let reader = clients.get(rpcUrl);
-  if (!reader) {
-    reader = {
-      client: createPublicClient({ transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }) }),
-      range: new PageRange(MAX_LOG_RANGE),
-    };
-    clients.set(rpcUrl, reader);
-  }
-  return reader;
+/**
+ * One asset RPC as the settlement reads use it: its client, and the log range its provider was
+ * last seen to take, kept across searches and shared by searches that run at once.
+ */
+export interface SettlementChain {
+  client: ChainClient;
+  logRange: PageRange;
 }
 
-function clientFor(rpcUrl: string): PublicClient {
-  return readerFor(rpcUrl).client;
+/** A SettlementChain on x402's policy, learning its provider's log range from scratch. */
+export function settlementChain(rpcUrl: string): SettlementChain {
+  return { client: new ChainClient([rpcUrl], X402_READ_POLICY), logRange: new PageRange(MAX_LOG_RANGE) };
 }
 
-export async function latestBlock(rpcUrl: string): Promise<bigint> {
-  return clientFor(rpcUrl).getBlockNumber();
+/** One SettlementChain per RPC URL the assets name (assets on one chain share it), by URL. */
+export function settlementChains(assets: readonly X402Asset[]): Map<string, SettlementChain> {
+  return new Map(assets.map((asset) => [asset.rpcUrl, settlementChain(asset.rpcUrl)]));
+}
+
+export async function latestBlock(chain: SettlementChain): Promise<bigint> {
+  return chain.client.viem.getBlockNumber();
 }
 
 export interface SettlementQuery {
+  /** The asset's RPC URL (its SettlementChain's). */
   rpcUrl: string;
   asset: string;
   payer: string;
@@ -74,8 +88,12 @@ export interface SettlementQuery {
  */
 export type SettlementState = 'paid' | 'unused' | 'expired' | 'spent_otherwise' | 'unconfirmed';
 
-export async function settlementState(query: SettlementQuery): Promise<SettlementState> {
-  const client = clientFor(query.rpcUrl);
+/**
+ * Decide a settlement on the chain, through `chain` (the asset's, which keeps what was learned of
+ * its provider); a lone check may leave it out and read through a SettlementChain of its own.
+ */
+export async function settlementState(query: SettlementQuery, chain = settlementChain(query.rpcUrl)): Promise<SettlementState> {
+  const client = chain.client.viem;
   const asset = query.asset as Address;
   const head = await client.getBlock({ blockTag: 'latest' });
   const used = await client.readContract({
@@ -86,7 +104,7 @@ export async function settlementState(query: SettlementQuery): Promise<Settlemen
     blockNumber: head.number,
   });
   if (!used) return head.timestamp > BigInt(query.validBefore) ? 'expired' : 'unused';
-  const search = { rpcUrl: query.rpcUrl, asset, authorizer: query.payer as Address, nonce: query.nonce as Hex, until: query.searchUntil };
+  const search = { chain, asset, authorizer: query.payer as Address, nonce: query.nonce as Hex, until: query.searchUntil };
   const event = await firstEvent(search, 'AuthorizationUsed', query.fromBlock, head.number);
   if (event === OUT_OF_TIME) return 'unconfirmed';
   if (!event) {
@@ -114,12 +132,13 @@ const OUT_OF_TIME = Symbol('out of time');
  * before the range was read.
  */
 async function firstEvent(
-  search: { rpcUrl: string; asset: Address; authorizer: Address; nonce: Hex; until?: number },
+  search: { chain: SettlementChain; asset: Address; authorizer: Address; nonce: Hex; until?: number },
   eventName: 'AuthorizationUsed' | 'AuthorizationCanceled',
   from: bigint,
   to: bigint,
 ) {
-  const { client, range } = readerFor(search.rpcUrl);
+  const client = search.chain.client.viem;
+  const range = search.chain.logRange;
   const args = { authorizer: search.authorizer, nonce: search.nonce };
   const last = Number(to);
   for (let start = Number(from); start <= last;) {

@@ -1,5 +1,5 @@
 /**
- * A chat's charge (accounts/charging.ts with chat/chat-cost.ts) over a real ledger with a short reservation TTL and a controlled clock: a hold that
+ * A chat's charge (accounts/charging.ts with pricing.ts) over a real ledger with a short reservation TTL and a controlled clock: a hold that
  * expires mid-chat stops the chat instead of failing it, and what was consumed is still charged
  * from a fresh hold, never below zero. (The config refuses a TTL at or below the chat deadline and
  * the timeouts, so a running gateway cannot show this in real time.)
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { openEmbeddedLedger, type EmbeddedLedger } from '../../../gateway/accounts/embedded-ledger.js';
 import { openSqlite, type SqliteConnection } from '../../../gateway/accounts/sqlite-connection.js';
 import { ledgerCharger } from '../../../gateway/accounts/charging.js';
-import { chatCost, creditsToCover } from '../../../gateway/chat/chat-cost.js';
+import { chatCost, creditsToCover } from '../../../gateway/pricing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-billing-'));
 let db: SqliteConnection;

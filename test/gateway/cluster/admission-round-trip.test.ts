@@ -1,7 +1,7 @@
 /**
  * A paid chat's admission in cluster mode is one round trip to Redis: the IP's budget, the
  * wallet's budget and the wallet's chat slot all leave before any of them is answered
- * (http/admission.ts). Seen through a TCP relay between the gateway and the real local Redis that
+ * (http/middleware/admission.ts). Seen through a TCP relay between the gateway and the real local Redis that
  * records when each write of the gateway arrives and holds every reply back 50 ms: a command sent
  * only after another's answer would arrive at least that late.
  */

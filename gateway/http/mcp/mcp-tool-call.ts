@@ -1,0 +1,76 @@
+/**
+ * One MCP `tools/call`, run as `/v1/tools/execute` runs a tool: a name /mcp does not offer is
+ * refused before credits are reserved, then the tool host runs it under the charging helper
+ * (1 credit on success, nothing on failure or cancellation). Never throws: every failure,
+ * insufficient credits included, is an `isError` result. Both ways a call reaches the gateway
+ * (the SDK server, the lone-call fast path) go through here.
+ *
+ * @example
+ *   const result = await runToolCall(deps, caller, { id: 7, name: 'get_time', args: { timezone: 'UTC' } })
+ */
+import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { withCharge, type Charger } from '../../accounts/charging.js';
+import { toGatewayError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { toolNotFound } from '../../tools/tool-errors.js';
+import { LIST_TOOLS_NAME, type ListToolsResult } from '../../tools/list-tools-builtin.js';
+import type { ToolRunner } from '../../tools/types.js';
+import type { RunningCalls } from './mcp-running-calls.js';
+import type { McpToolListing } from './mcp-tool-listing.js';
+import { toolErrorResult, toolResult } from './mcp-tool-results.js';
+import { TOOL_EXECUTION_CREDITS } from '../../pricing.js';
+
+/** What every call shares: built once, when the route is registered. */
+export interface ToolCallDeps {
+  tools: ToolRunner;
+  listing: McpToolListing;
+  /** The calls running now; aborts them all when shutdown cuts in-flight work off. */
+  running: RunningCalls;
+  /** The app's charging switch (NO_CHARGE in free mode). */
+  charger: Charger;
+  logger: Logger;
+}
+
+/** Who is calling, as the guard left it on `ctx.state`, and how the request ends. */
+export interface McpCaller {
+  wallet: string;
+  /** The HTTP request's id, for the per-call log line. */
+  requestId: string;
+  /** Aborted when the client closes the connection before the answer is written. */
+  disconnected: AbortSignal;
+}
+
+export interface ToolCall {
+  /** The JSON-RPC id: with the wallet, the key a `notifications/cancelled` names the call by. */
+  id: RequestId;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+export async function runToolCall(deps: ToolCallDeps, caller: McpCaller, call: ToolCall): Promise<CallToolResult> {
+  const started = performance.now();
+  const running = deps.running.start(caller.wallet, call.id, caller.disconnected);
+  try {
+    if (!deps.listing.offers(call.name)) throw toolNotFound(call.name);
+    const { signal } = running;
+    const result = await withCharge(deps.charger, caller.wallet, TOOL_EXECUTION_CREDITS, async () => ({
+      result: await deps.tools.callTool(call.name, call.args, { signal }),
+      cost: TOOL_EXECUTION_CREDITS,
+    }));
+    logCall(deps.logger, caller, call.name, started, 'ok');
+    return toolResult(call.name === LIST_TOOLS_NAME ? deps.listing.onlyOffered(result as ListToolsResult) : result);
+  } catch (thrown) {
+    const error = toGatewayError(thrown);
+    logCall(deps.logger, caller, call.name, started, error.code, error.status >= 500 ? (error.details ?? error.message) : undefined);
+    return toolErrorResult(error);
+  } finally {
+    running.end();
+  }
+}
+
+/** One line per tools/call (the request line says only `/mcp`); a 5xx's detail goes here, never to the client. */
+function logCall(logger: Logger, caller: McpCaller, tool: string, started: number, outcome: string, details?: string): void {
+  const line = { reqId: caller.requestId, wallet: caller.wallet, tool, outcome, ms: Math.round((performance.now() - started) * 10) / 10 };
+  if (details === undefined) logger.info(line, 'mcp tool call');
+  else logger.error({ ...line, details }, 'mcp tool call');
+}

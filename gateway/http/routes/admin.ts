@@ -1,0 +1,98 @@
+/**
+ * Operator routes, behind `requireAdmin(ADMIN_TOKEN, 'disabled')`:
+ * `POST /admin/credits/grant {address, amount}` with an `Idempotency-Key` header (a repeat
+ * returns the first result and grants nothing) and `GET /admin/credits/:address`.
+ *
+ * @example
+ *   curl -X POST $URL/admin/credits/grant -H "Authorization: Bearer $ADMIN_TOKEN" \
+ *     -H "Idempotency-Key: $(uuidgen)" -H 'content-type: application/json' \
+ *     -d '{"address":"0x…","amount":100}'
+ */
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import compose from 'koa-compose';
+import { z } from 'zod';
+import { invalidRequestFrom, InvalidRequest } from '../../errors.js';
+import type { Ledger } from '../../accounts/types.js';
+import { requireAdmin } from '../middleware/admin-auth.js';
+import { parseWalletAddress } from '../../accounts/wallet-address.js';
+import { MAX_GRANT } from '../../accounts/limits.js';
+import { balanceSchema, json, type RouteDoc } from '../openapi/route-doc.js';
+import { admit } from '../middleware/admission.js';
+
+const grantSchema = z
+  .object({
+    address: z.string(),
+    amount: z.number().int('must be a whole number').positive('must be positive').max(MAX_GRANT, `at most ${MAX_GRANT}`),
+  })
+  .strict();
+
+function walletParam(value: string, param: string): string {
+  const wallet = parseWalletAddress(value);
+  if (!wallet) {
+    throw new InvalidRequest(
+      `${param} must be 0x followed by 40 hex characters; mixed case must be a valid EIP-55 checksum.`,
+      param,
+      'invalid_wallet_address',
+    );
+  }
+  return wallet;
+}
+
+export function registerAdminRoutes(router: Router, deps: { adminToken: string | undefined; ledger: Ledger; jsonBody: Middleware }): void {
+  const admin = compose([requireAdmin(deps.adminToken, 'disabled'), admit, deps.jsonBody]);
+
+  router.post('/admin/credits/grant', admin, async (ctx) => {
+    const parsed = grantSchema.safeParse(ctx.request.body ?? {});
+    if (!parsed.success) throw invalidRequestFrom(parsed.error, { unnamed: 'Request body: ' });
+    const wallet = walletParam(parsed.data.address, 'address');
+    const idempotencyKey = ctx.get('idempotency-key').trim();
+    if (!idempotencyKey || idempotencyKey.length > 255) {
+      throw new InvalidRequest(
+        'An Idempotency-Key header (1 to 255 characters) is required, so a retried grant is never applied twice.',
+        'Idempotency-Key',
+        'missing_idempotency_key',
+      );
+    }
+    const balance = await deps.ledger.grant(wallet, parsed.data.amount, idempotencyKey);
+    ctx.body = { ...balance, granted: parsed.data.amount };
+  });
+
+  router.get('/admin/credits/:address', admin, async (ctx) => {
+    ctx.body = await deps.ledger.balance(walletParam(ctx.params.address, 'address'));
+  });
+}
+
+const addressParam = z.object({ address: z.string().meta({ description: 'The wallet: 0x + 40 hex' }) });
+const idempotencyHeader = z.object({
+  'Idempotency-Key': z.string().min(1).max(255).meta({ description: 'A repeat returns the first result and grants nothing' }),
+});
+
+export const adminRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/admin/credits/grant',
+    tag: 'Admin',
+    summary: 'Grant credits to a wallet',
+    description: 'Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    headers: idempotencyHeader,
+    body: grantSchema,
+    response: {
+      description: 'The new balance and the amount granted',
+      content: json(balanceSchema.extend({ granted: z.number().int().positive() })),
+    },
+    errors: [409],
+  },
+  {
+    method: 'get',
+    path: '/admin/credits/:address',
+    tag: 'Admin',
+    summary: "Any wallet's balance",
+    description: 'Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    pathParams: addressParam,
+    response: { description: 'The balance', content: json(balanceSchema) },
+    errors: [400],
+  },
+];
