@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { apiKeyFor, authHeaders, walletHeaders, WALLET, type TestGateway } from '../../helpers/gateway.js';
 import { startReplica, type Fault, type Replica } from '../../fixtures/upstreams/replica.js';
 import { ask, chat, deploymentsOf, fleetGateway, metric, openingsFor, servedBy, type Member } from './fleet-harness.js';
-import { chatCost } from '../../../gateway/chat/chat-cost.js';
+import { chatCost } from '../../../gateway/pricing.js';
 
 let vllm: Replica;
 let sglang: Replica;
