@@ -508,7 +508,7 @@ async function fleetUp(gateway: string): Promise<void> {
   }
 }
 
-/** What one routing decision costs in-process: Switchyard's key (once per request) and choice (once per call), LiteLLM's picks. */
+/** What one routing decision costs in-process, in CPU: Switchyard's key (once per request) and choice (once per call), LiteLLM's picks. */
 async function decisionCost(): Promise<{ key: number; choice: number; perCall: number; shuffle: number; leastBusy: number }> {
   const { parseConfig } = await import('../gateway/config.js');
   const { createUpstreams } = await import('../gateway/chat/upstreams.js');
@@ -531,11 +531,13 @@ async function decisionCost(): Promise<{ key: number; choice: number; perCall: n
   const fleet = upstreams.fleets.get(`svc-${MODELS.switchyard}`)!;
   const messages = Array.from({ length: 1000 }, (_, i) => [{ role: 'user' as const, content: opening('cost', i) }]);
   const N = 200_000;
+  // CPU time (user + system) rather than wall time: other processes on a busy machine do not count.
   const time = (fn: (i: number) => void) => {
     for (let i = 0; i < N / 10; i++) fn(i); // warm up
-    const t0 = performance.now();
+    const before = process.cpuUsage();
     for (let i = 0; i < N; i++) fn(i);
-    return ((performance.now() - t0) * 1000) / N;
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / N;
   };
   let sink = 0;
   const keys = messages.map((m, i) => conversationKey(wallet(i), m)!);
@@ -655,7 +657,7 @@ async function main(): Promise<void> {
   for (const row of rows) console.log(line(row));
   console.log(
     `\nrouting decision: Switchyard key ${cost.key.toFixed(2)} µs a request + choice ${cost.choice.toFixed(2)} µs a call = ` +
-      `${cost.perCall.toFixed(2)} µs a call (LiteLLM simple-shuffle ${cost.shuffle.toFixed(2)} µs, least-busy ${cost.leastBusy.toFixed(2)} µs, in-process)`,
+      `${cost.perCall.toFixed(2)} µs a call (LiteLLM simple-shuffle ${cost.shuffle.toFixed(2)} µs, least-busy ${cost.leastBusy.toFixed(2)} µs; CPU, in-process)`,
   );
 
   const sy = figures.switchyard;

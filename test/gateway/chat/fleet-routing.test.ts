@@ -292,3 +292,23 @@ test('every deployment down: 503 upstream_unavailable naming the model, Retry-Af
     sglang.modelsStatus = 200;
   }
 });
+
+test('what the gateway learns of a server (its template opens <think> in the prompt) is learned per deployment', async () => {
+  const members: Member[] = [
+    { name: 'gpu-a', replica: vllm },
+    { name: 'gpu-b', replica: sglang },
+  ];
+  const gateway = await gatewayFor(members, { tools: false });
+  const [firstOnA, secondOnA] = openingsFor(members, 'gpu-a', 2, 'learn');
+  const [onB] = openingsFor(members, 'gpu-b', 1, 'learn');
+  const bare = { play: 'vllm-hermes/bare-think-close-answer.sse' };
+  const streamed = (text: string) => chat(gateway, { ...none(text), stream: true });
+  vllm.next(bare, bare);
+  sglang.next(bare);
+  // A streamed reply shows what came before the bare </think> the first time a deployment writes one ...
+  assert.match((await streamed(firstOnA)).content, /^The tool returned 14:05/);
+  // ... and never again from that deployment, which now holds its calls until the reasoning ends;
+  assert.equal((await streamed(secondOnA)).content, 'Il est 14 h 05 à Paris.');
+  // another deployment of the model has not written one yet.
+  assert.match((await streamed(onB)).content, /^The tool returned 14:05/);
+});
