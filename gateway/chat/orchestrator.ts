@@ -42,6 +42,9 @@ import { nextAttempt, retryDelayMs } from './retry-policy.js';
 import type { ChatAbort } from './chat-abort.js';
 import type { ChatCredits, FinishReason, FunctionTool, ToolTraceEntry, UpstreamMessage, UpstreamToolCall, Usage } from './chat-types.js';
 
+/** Attempts per upstream call, and the backoff between two on a model's only deployment: 100 ms doubling, at most 2 s. */
+const RETRY = { maxAttempts: 3, baseMs: 100, capMs: 2_000 };
+
 /** A validated chat request, ready to run. */
 export interface ChatPlan {
   model: ModelConfig;
@@ -119,8 +122,6 @@ export interface OrchestratorDeps {
   metrics: Metrics;
   /** Each model's deployments, by canonical id. */
   fleets: Map<string, Fleet>;
-  /** Attempts per upstream call, and the backoff between two on a model's only deployment; default 3, 100 ms doubling, at most 2 s. */
-  retry?: { maxAttempts: number; baseMs: number; capMs: number };
   tools: ToolRunner;
   /** The app's one charging switch (NO_CHARGE in free mode). */
   charger: Charger;
@@ -171,7 +172,6 @@ export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
   private readonly modelsByName = new Map<string, ModelConfig>();
   private readonly seriesByModel = new Map<string, ModelSeries>();
-  private readonly retry: { maxAttempts: number; baseMs: number; capMs: number };
   private preambleDay = -1;
   private preambleText = '';
 
@@ -180,7 +180,6 @@ export class ChatOrchestrator {
       this.modelsByName.set(model.id, model);
       this.modelsByName.set(model.alias, model);
     }
-    this.retry = deps.retry ?? { maxAttempts: 3, baseMs: 100, capMs: 2000 };
   }
 
   /** How long a streamed answer may stay silent before it sends a keep-alive comment (`chat.keepAliveMs`). */
@@ -210,7 +209,8 @@ export class ChatOrchestrator {
     const { deadlineMs, maxRounds } = this.deps.config.chat;
     assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
-    const conversation = [...(plan.instructions ?? []), ...(plan.history ?? []), ...restored];
+    const conversation =
+      plan.history || plan.instructions ? [...(plan.instructions ?? []), ...(plan.history ?? []), ...restored] : restored;
     const chat = this.startChat(plan, fleet, conversation, sink);
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
@@ -325,7 +325,7 @@ export class ChatOrchestrator {
     admitted?: Promise<void>,
   ): Promise<AssembledRound> {
     const { fleet } = chat;
-    const { maxAttempts, baseMs, capMs } = this.retry;
+    const { maxAttempts, baseMs, capMs } = RETRY;
     let deployment = fleet.choose(chat.key);
     for (let attempt = 1; ; attempt++) {
       // Every deployment went unhealthy since the chat began (a cooldown, a probe).
