@@ -1,6 +1,6 @@
 /**
  * Which deployments are up. Each deployment's `GET {base}/models` is probed at start and every
- * `routing.probeIntervalMs` of its model; chat calls report too (deployment-health.ts), so a
+ * `routing.probeIntervalMs` of its model; chat calls report too (fleet.ts), so a
  * deployment that just went away stops taking calls without waiting for a probe. Reports into
  * `/health` as `models: [{id, upstream, deployments: [{name, state, outstanding}]}]` (names only,
  * never a URL or key), `degraded` while some model has no deployment that can take a call.
