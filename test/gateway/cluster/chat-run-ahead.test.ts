@@ -14,6 +14,7 @@ import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/ups
 import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
 import { startChatGateway } from '../chat/chat-harness.js';
+import { waitFor } from '../tools/fixture-servers.js';
 
 const services = await clusterServices();
 const WALLET = '0x' + 'c4'.repeat(20);
@@ -138,6 +139,10 @@ describe('a chat running ahead of its hold', { skip: services.skip }, () => {
 
   test('a client that leaves while the hold waits: the chat ends, its hold is released, its slot freed', async () => {
     const before = await gateway.ledger.balance(WALLET);
+    const requestLines = () => gateway.logs.filter((l) => l.msg === 'request').length;
+    const linesBefore = requestLines();
+    // The gateway's side of the chat's connection closes once it has seen the client go.
+    const gatewaySawLeave = new Promise<void>((resolve) => gateway.server.once('request', (_req, res) => res.once('close', resolve)));
     const controller = new AbortController();
     await assert.rejects(
       chatBehindLock(false, {
@@ -145,20 +150,16 @@ describe('a chat running ahead of its hold', { skip: services.skip }, () => {
         signal: controller.signal,
         whileLocked: async () => {
           controller.abort();
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await gatewaySawLeave;
         },
       }),
       { name: 'AbortError' },
     );
 
-    // The upstream took the prompt before the client left: the hold settles that (1 credit), the rest goes back.
-    // A JSON chat holds nothing and is charged in one step, which may land only after the lock is gone.
-    const settled = (b: typeof before) => b.credits + b.total_spent === before.total_deposited && b.total_spent !== before.total_spent;
-    let balance = await gateway.ledger.balance(WALLET);
-    for (let i = 0; i < 100 && !settled(balance); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      balance = await gateway.ledger.balance(WALLET);
-    }
+    // The chat has ended once its request line is written: after its last ledger step and the slot's release.
+    await waitFor("the chat's request log line", () => requestLines() > linesBefore);
+    // The upstream answered before the client left: that is charged (1 credit), and nothing stays held.
+    const balance = await gateway.ledger.balance(WALLET);
     assert.equal(balance.credits + balance.total_spent, before.total_deposited, 'nothing is left on hold');
     assert.equal(balance.total_spent, before.total_spent + 1);
     // The wallet's one chat slot was given back: the next chat runs.
