@@ -155,9 +155,9 @@ function median(values: number[]): number {
  * ledger steps, one flush wait) for `seconds`, on one wallet and spread over 50 wallets.
  */
 async function ledgerCeiling(databaseUrl: string, seconds: number): Promise<{ oneWallet: number; fiftyWallets: number }> {
-  const { openDatabase } = await import('../gateway/accounts/postgres/database.js');
-  const { migrate } = await import('../gateway/accounts/postgres/migrate.js');
-  const { PostgresLedger } = await import('../gateway/accounts/postgres/postgres-ledger.js');
+  const { openDatabase } = await import('../gateway/storage/postgres/database.js');
+  const { migrate } = await import('../gateway/storage/postgres/migrate.js');
+  const { PostgresLedger } = await import('../gateway/ledger/postgres-ledger.js');
   const db = await openDatabase(databaseUrl);
   try {
     await migrate(db.sql);

@@ -14,13 +14,11 @@ import type { HealthContributor } from './health.js';
 import { metricsRouteDocs, registerMetricsRoutes } from './http/routes/metrics.js';
 import { requestContext } from './http/middleware/request-context.js';
 import { corsFor } from './http/middleware/cors.js';
-import { perIpRateLimit, perWalletRateLimit, type LimiterFactory } from './http/middleware/rate-limit.js';
+import { perIpRateLimit, perWalletRateLimit } from './http/middleware/rate-limit.js';
 import { registerToolRoutes, toolRouteDocs } from './http/routes/tools.js';
 import { mcpRouteDocs, registerMcpRoutes } from './http/mcp/mcp-endpoint.js';
 import type { ToolRunner } from './tools/types.js';
-import type { Accounts } from './accounts/accounts.js';
-import type { Ledger } from './accounts/types.js';
-import { ledgerCharger, NO_CHARGE } from './accounts/charging.js';
+import { ledgerCharger, NO_CHARGE } from './ledger/charging.js';
 import { authenticate } from './http/middleware/auth.js';
 import { keyRouteDocs, registerKeyRoutes } from './http/routes/keys.js';
 import { creditRouteDocs, registerCreditRoutes } from './http/routes/credits.js';
@@ -28,16 +26,15 @@ import { depositRouteDocs, registerDepositRoutes, type DepositRouteDeps } from '
 import { adminRouteDocs, registerAdminRoutes } from './http/routes/admin.js';
 import { chatRouteDocs, registerChatRoutes } from './http/routes/chat.js';
 import { registerResponseRoutes, responseRouteDocs } from './http/routes/responses.js';
-import type { ResponseStore } from './accounts/response-store.js';
 import { buildOpenApiDocument } from './http/openapi/openapi-document.js';
 import { openApiRouteDocs, registerOpenApiRoutes } from './http/routes/openapi.js';
 import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/routes/playground.js';
-import { chatConcurrency, type SharedWalletSlots } from './http/middleware/chat-concurrency.js';
+import { chatConcurrency } from './http/middleware/chat-concurrency.js';
 import { admit } from './http/middleware/admission.js';
 import { ChatOrchestrator } from './chat/orchestrator.js';
 import type { Upstreams } from './chat/upstreams.js';
-import { KeptRounds, type KeptRoundsStore } from './chat/kept-rounds.js';
-import { MemoryKeptRounds } from './chat/memory-kept-rounds.js';
+import { KeptRounds } from './chat/kept-rounds.js';
+import type { Stores } from './stores/stores.js';
 import type { X402Payments } from './x402/payments.js';
 import { x402Payment } from './http/middleware/x402-payment.js';
 
@@ -50,26 +47,19 @@ export interface AppDeps {
   health: HealthContributor[];
   /**
    * Aborted when shutdown's grace period is over and in-flight requests are being cut off; long
-   * work (upstream calls, tool calls) can tie its own AbortSignal to it. Default: never aborted.
+   * work (upstream calls, tool calls) can tie its own AbortSignal to it.
    */
-  shuttingDown?: AbortSignal;
+  shuttingDown: AbortSignal;
   /** The tool host: /v1/tools, /v1/tools/execute, /mcp and the chat loop's tools. */
   tools: ToolRunner;
-  /** API keys, SIWE proofs and the credit ledger (the DATA_DIR store, or PostgreSQL in cluster mode). */
-  accounts: Pick<Accounts, 'apiKeys' | 'siwe'> & { ledger: Ledger; responses: ResponseStore };
-  /** Cluster mode with Redis: request budgets and per-wallet chat slots every instance shares. */
-  shared?: { limiters: LimiterFactory; chatSlots: SharedWalletSlots };
+  /** Every store, in the mode the composition root chose (stores/stores.ts). */
+  stores: Stores;
   /** Each model's upstream client and health: POST /v1/chat/completions. */
   upstreams: Upstreams;
-  /**
-   * Where the gateway's rounds of chats that handed the client its calls are kept (Redis or
-   * PostgreSQL in cluster mode); default: this process's memory, bounded by `chat.keptRoundsMaxEntries`.
-   */
-  keptRounds?: KeptRoundsStore;
-  /** The watched chains (empty when deposits are off) and the deposit records: /credits/deposit-info, /credits/deposits. */
-  deposits: Pick<DepositRouteDeps, 'chains' | 'store'>;
-  /** Pay on 402 (x402 top-ups) when configured; never used in free mode. */
-  x402?: X402Payments;
+  /** The watched chains (empty when deposits are off): /credits/deposit-info, /credits/deposits. */
+  depositChains: DepositRouteDeps['chains'];
+  /** Pay on 402 (x402 top-ups) when configured; none otherwise, and never used in free mode. */
+  x402: X402Payments | undefined;
 }
 
 /**
@@ -85,7 +75,8 @@ export function createApp(deps: AppDeps): Koa {
 
   const primaryModel = config.models[0].id;
   // The one free-mode switch for every path that charges; balances and grants keep the real ledger.
-  const charger = config.freeMode ? NO_CHARGE : ledgerCharger(deps.accounts.ledger);
+  const { stores } = deps;
+  const charger = config.freeMode ? NO_CHARGE : ledgerCharger(stores.ledger);
 
   // 1. Request id, one log line and the HTTP metrics per request (outermost: sees the final status).
   app.use(requestContext({ logger: deps.logger, metrics: deps.metrics }));
@@ -95,7 +86,7 @@ export function createApp(deps: AppDeps): Koa {
   // 3. Errors → OpenAI-shaped bodies (so every later failure is caught).
   app.use(errorHandler());
   // 4. Per-IP request budget, before the wallet check and before reading any body.
-  app.use(perIpRateLimit(config.limits.perIp, deps.shared?.limiters));
+  app.use(perIpRateLimit(config.limits.perIp, stores.limiters));
   // 5. Nothing answered: 404, or 405/501 from the router (which sets `Allow`), in the OpenAI shape.
   app.use(async (ctx, next) => {
     await next();
@@ -106,14 +97,15 @@ export function createApp(deps: AppDeps): Koa {
     if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed();
   });
   // 6. Routes. Open ones (health, metrics, the playground and docs pages) take no wallet; every other route takes `gated`:
-  //    wallet header → Bearer key (see http/middleware/auth.ts for who may call what) → per-wallet request
+  //    wallet header → API key (see http/middleware/auth.ts for who may call what) → per-wallet request
   //    budget → the admission gate (the budgets decided together, http/middleware/admission.ts) → JSON body.
   //    Bodies are read only once the caller is known and admitted, and inside the route, so a
   //    route's own error shape (e.g. `ok`/`tool` on /v1/tools/execute) covers invalid_json.
   const readJson = jsonBody(config.server.bodyLimitBytes);
-  const auth = (keyRequired: 'always' | 'unless-free') => authenticate(deps.accounts.apiKeys, { freeMode: config.freeMode, keyRequired });
+  const auth = (keyRequired: 'always' | 'unless-free') =>
+    authenticate(stores.apiKeys, { freeMode: config.freeMode, keyRequired, logger: deps.logger });
   // One budget per wallet across every route group: a limiter per chain would triple it.
-  const walletBudget = perWalletRateLimit(config.limits.perWallet, deps.shared?.limiters);
+  const walletBudget = perWalletRateLimit(config.limits.perWallet, stores.limiters);
   /** A route group's guard: who calls, then its gate (`admit`, or the chat slot), then the body, then `afterBody`. */
   const guard = (caller: Middleware[], gate: Middleware = admit, ...afterBody: Middleware[]) =>
     compose([...caller, gate, readJson, ...afterBody]);
@@ -130,13 +122,7 @@ export function createApp(deps: AppDeps): Koa {
     fleets: deps.upstreams.fleets,
     tools: deps.tools,
     charger,
-    keptRounds: new KeptRounds(
-      deps.keptRounds ?? new MemoryKeptRounds({ maxEntries: config.chat.keptRoundsMaxEntries, maxChars: config.chat.keptRoundsMaxChars }),
-      {
-        ttlMs: config.chat.keptRoundsTtlMs,
-        logger: deps.logger,
-      },
-    ),
+    keptRounds: new KeptRounds(stores.keptRounds, { ttlMs: config.chat.keptRoundsTtlMs, logger: deps.logger }),
   });
   // Pay on 402 only where credits are spent, after auth (a payment tops up a known wallet, it is no key); /mcp offers none.
   const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;
@@ -144,23 +130,23 @@ export function createApp(deps: AppDeps): Koa {
   // One set of slots: chat completions and responses share the per-wallet and total caps. The
   // wallet's slot is the chat routes' admission gate, taken beside the budgets; the instance's
   // slot only once the body is in (http/middleware/chat-concurrency.ts).
-  const chatSlots = chatConcurrency(config.limits, deps.shared?.chatSlots);
+  const chatSlots = chatConcurrency(config.limits, stores.sharedChatSlots);
   const gatedChat = guard(keyUnlessFree, chatSlots.wallet, chatSlots.total, ...paid);
   registerChatRoutes(router, [gatedChat], orchestrator);
   registerResponseRoutes(
     router,
     { create: [gatedChat], read: [gated] },
-    { orchestrator, store: deps.accounts.responses, tools: deps.tools, ttlMs: config.responses.ttlMs, logger: deps.logger },
+    { orchestrator, store: stores.responses, tools: deps.tools, ttlMs: config.responses.ttlMs, logger: deps.logger },
   );
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, payOn402 });
   registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.
   const walletOnly = guard([requireWallet(), walletBudget]);
   const keyOfWallet = guard([requireWallet(), auth('always'), walletBudget]);
-  registerKeyRoutes(router, { accounts: deps.accounts, freeMode: config.freeMode, walletOnly, keyOfWallet });
-  registerCreditRoutes(router, gated, deps.accounts.ledger);
-  registerDepositRoutes(router, { ...deps.deposits, walletOnly, gated });
-  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: deps.accounts.ledger, jsonBody: readJson });
+  registerKeyRoutes(router, { accounts: stores, freeMode: config.freeMode, walletOnly, keyOfWallet });
+  registerCreditRoutes(router, gated, stores.ledger);
+  registerDepositRoutes(router, { chains: deps.depositChains, store: stores.deposits, walletOnly, gated });
+  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: stores.ledger, jsonBody: readJson });
   // The document lists every route group's own entries; a route missing here fails the OpenAPI coverage test.
   const routeDocs = [
     ...healthRouteDocs,

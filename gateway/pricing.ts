@@ -5,7 +5,7 @@
  * Before each upstream call a chat's hold is topped up to the cost of what the chat has used so
  * far plus that call's worst case — not to the sum of every call's worst case, which would stop a
  * modest wallet after a few rounds although the real cost is a credit or two. At the end the exact
- * cost of the summed usage is settled (accounts/charging.ts caps it at what was held, so the
+ * cost of the summed usage is settled (ledger/charging.ts caps it at what was held, so the
  * balance never goes below zero).
  *
  * @example

@@ -7,28 +7,18 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { gracefulShutdown, type Closer } from './shutdown.js';
 import { createToolHost, type ToolHost } from './tools/tool-host.js';
-import { openAccounts } from './accounts/accounts.js';
-import { storeHealth } from './accounts/store-health.js';
-import type { AccountsStore } from './accounts/store.js';
-import type { ResponseStore } from './accounts/response-store.js';
-import type { Ledger } from './accounts/types.js';
-import type { ApiKeys } from './accounts/api-keys.js';
-import { SIWE_READ_POLICY, type SiweVerifier } from './accounts/siwe.js';
+import type { KeyvStore } from './storage/sqlite/keyv-store.js';
+import type { Ledger } from './ledger/ledger.js';
+import type { ApiKeys } from './keys/api-keys.js';
+import { SIWE_READ_POLICY } from './keys/siwe.js';
 import { ChainClient } from '../chains/chain-client.js';
-import type { HealthContributor } from './health.js';
-import { openClusterAccounts, type ClusterAccounts } from './cluster/cluster-accounts.js';
+import { isClusterConfig, type Stores } from './stores/stores.js';
+import { openEmbeddedStores } from './stores/embedded-stores.js';
+import { openClusterStores } from './stores/cluster-stores.js';
 import { createUpstreams, type Upstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
-import type { KeptRoundsStore } from './chat/kept-rounds.js';
-import { STORE_FILE } from './accounts/store.js';
-import { join } from 'node:path';
-import type { DepositStore } from './deposits/deposit-store.js';
-import { openSqliteDepositStore } from './deposits/sqlite-deposit-store.js';
 import { createDeposits } from './deposits/deposit-watchers.js';
 import { createChainReader } from './deposits/chain-reader.js';
-import type { WatchLease } from './deposits/deposit-watcher.js';
-import { PostgresWatchLease } from './deposits/postgres-watch-lease.js';
-import type { X402PaymentRecords } from './accounts/x402-payment-records.js';
 import { X402Payments } from './x402/payments.js';
 import { settlementChains } from './x402/settlement-reads.js';
 import { urlWithoutPassword } from './url-without-password.js';
@@ -49,8 +39,8 @@ export interface RunningGateway {
   ledger: Ledger;
   /** API keys (tests mint keys here without a SIWE round trip). */
   apiKeys: ApiKeys;
-  /** The embedded accounts store (probed by /health; tests make it fail); undefined in cluster mode. */
-  store: AccountsStore | undefined;
+  /** The embedded API keys' file (probed by /health; tests make it fail); undefined in cluster mode. */
+  store: KeyvStore | undefined;
   /** Aborted when shutdown's grace period is over and in-flight work is being cut off. */
   shuttingDown: AbortSignal;
   /** Run `closer` at shutdown, after HTTP traffic is drained (last registered runs first). */
@@ -77,11 +67,13 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const server = createServer();
   // Shutdown first: it must see each request before the app does (see gracefulShutdown).
   const shutdown = gracefulShutdown(server, { graceMs: config.server.shutdownGraceMs, logger });
-  // Accounts first: in embedded mode the DATA_DIR lock makes a second gateway on the same store
-  // refuse before it spawns anything; in cluster mode a store that is down stops the start here.
-  // Registered first, the store closes last (after the tool host).
-  const accounts = await openAccountsFor(config, logger);
-  shutdown.onClose(() => accounts.close());
+  // Stores first, in the mode chosen here and nowhere else: in embedded mode the DATA_DIR lock
+  // makes a second gateway on the same store refuse before it spawns anything; in cluster mode a
+  // store that is down stops the start here. Registered first, the stores close last (after the tool host).
+  const { siweRpcUrl } = config.accounts;
+  const opening = { logger, siweChain: siweRpcUrl ? new ChainClient([siweRpcUrl], SIWE_READ_POLICY) : undefined };
+  const stores = isClusterConfig(config) ? await openClusterStores(config, opening) : await openEmbeddedStores(config, opening);
+  shutdown.onClose(() => stores.close());
   // Deposit watchers (a bad deposits section stops the start here) stop before the store they
   // write to closes: closers run last-registered first.
   let deposits;
@@ -89,11 +81,11 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     deposits = createDeposits({
       settings: config.deposits,
       env,
-      store: accounts.deposits,
-      ledger: accounts.ledger,
+      store: stores.deposits,
+      ledger: stores.ledger,
       metrics,
       logger,
-      lease: accounts.watchLease,
+      lease: stores.watchLease,
       // One reader per watched chain, over the chain list's URLs on the deposits' policy (deposits/chain-reader.ts).
       readerFor: (chain) => createChainReader({ chainId: chain.id, rpcUrls: chain.rpcUrls, timeoutMs: config.deposits.rpcTimeoutMs }),
     });
@@ -120,9 +112,9 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
-  const health = [accounts.health, tools, upstreams.health, ...(deposits ? [deposits.health] : []), draining];
+  const health = [stores.health, tools, upstreams.health, ...(deposits ? [deposits.health] : []), draining];
   const { shuttingDown } = shutdown;
-  const x402 = openX402(config, accounts, logger, metrics);
+  const x402 = openX402(config, stores, logger, metrics);
   if (x402) shutdown.onClose(() => x402.stop());
   const app = createApp({
     config,
@@ -132,11 +124,9 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     health,
     tools,
     shuttingDown,
-    accounts,
+    stores,
     upstreams,
-    shared: accounts.shared,
-    keptRounds: accounts.keptRounds,
-    deposits: { chains: deposits?.chains ?? [], store: accounts.deposits },
+    depositChains: deposits?.chains ?? [],
     x402,
   });
   server.on('request', app.callback());
@@ -171,9 +161,9 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     logger,
     tools,
     upstreams,
-    ledger: accounts.ledger,
-    apiKeys: accounts.apiKeys,
-    store: accounts.store,
+    ledger: stores.ledger,
+    apiKeys: stores.apiKeys,
+    store: stores.keysFile,
     shuttingDown: shutdown.shuttingDown,
     onClose: shutdown.onClose,
     close: shutdown.close,
@@ -181,28 +171,10 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   };
 }
 
-/** What the gateway needs of accounts, in either mode. */
-interface ModeAccounts {
-  ledger: Ledger;
-  apiKeys: ApiKeys;
-  siwe: SiweVerifier;
-  health: HealthContributor;
-  store: AccountsStore | undefined;
-  responses: ResponseStore;
-  shared: ClusterAccounts['shared'];
-  /** Kept chat rounds in Redis or PostgreSQL; undefined in embedded mode (createApp keeps them in memory). */
-  keptRounds: KeptRoundsStore | undefined;
-  deposits: DepositStore;
-  /** Cluster mode: which instance scans each chain; undefined in embedded mode (one process scans). */
-  watchLease: WatchLease | undefined;
-  paymentRecords: X402PaymentRecords;
-  close(): Promise<void>;
-}
-
 /** x402 top-ups when configured (and credits are on), reconciling pending settlements on a timer. */
-function openX402(config: Config, accounts: ModeAccounts, logger: Logger, metrics: Metrics): X402Payments | undefined {
+function openX402(config: Config, stores: Stores, logger: Logger, metrics: Metrics): X402Payments | undefined {
   if (!config.x402 || config.freeMode) return undefined;
-  const { ledger, paymentRecords: records } = accounts;
+  const { ledger, paymentRecords: records } = stores;
   // One reader per asset RPC URL, on x402's policy (x402/settlement-reads.ts), for this gateway's life.
   const chains = settlementChains(config.x402.assets);
   const payments = new X402Payments({ config: config.x402, ledger, records, logger, outcomes: metrics.x402Payments, chains });
@@ -212,69 +184,4 @@ function openX402(config: Config, accounts: ModeAccounts, logger: Logger, metric
     'x402 top-ups on',
   );
   return payments;
-}
-
-/**
- * The one place the mode is chosen: no DATABASE_URL is embedded mode (Keyv + SQLite in DATA_DIR,
- * one process); DATABASE_URL is cluster mode (PostgreSQL, and Redis with REDIS_URL).
- */
-async function openAccountsFor(config: Config, logger: Logger): Promise<ModeAccounts> {
-  const onSweepError = (err: unknown) => logger.error({ err }, 'expiry sweep failed (reservations or stored responses)');
-  const onTouchError = (err: unknown) => logger.warn({ err }, 'API key last_used_at write failed');
-  const { databaseUrl, redisUrl, redisPrefix } = config.cluster;
-  const { siweRpcUrl } = config.accounts;
-  const siweChain = siweRpcUrl ? new ChainClient([siweRpcUrl], SIWE_READ_POLICY) : undefined;
-  if (!databaseUrl) {
-    const { dataDir, accounts: settings } = config;
-    const embedded = await openAccounts({
-      dataDir,
-      publicUrl: config.server.publicUrl,
-      settings,
-      siweChain,
-      responses: config.responses,
-      onTouchError,
-      onSweepError,
-    });
-    let deposits: DepositStore;
-    try {
-      deposits = await openSqliteDepositStore(join(dataDir, STORE_FILE));
-    } catch (err) {
-      await embedded.close();
-      throw err;
-    }
-    return {
-      ...embedded,
-      health: storeHealth(embedded),
-      shared: undefined,
-      keptRounds: undefined,
-      deposits,
-      watchLease: undefined,
-      close: async () => {
-        await deposits.close();
-        await embedded.close();
-      },
-    };
-  }
-  if (!redisUrl) {
-    logger.warn(
-      'cluster mode without REDIS_URL: rate limits, chat concurrency and SIWE nonces are per instance, ' +
-        'each key cache re-checks PostgreSQL every 5 s, and kept chat rounds live in PostgreSQL',
-    );
-  }
-  const cluster = await openClusterAccounts({
-    databaseUrl,
-    redisUrl,
-    redisPrefix,
-    publicUrl: config.server.publicUrl,
-    settings: config.accounts,
-    siweChain,
-    responses: config.responses,
-    onSweepError,
-    onKeptRoundsSweepError: (err) => logger.error({ err }, 'kept chat rounds sweep failed'),
-    keptRoundsMaxChars: config.chat.keptRoundsMaxChars,
-    onTouchError,
-    onBroadcastError: (err) => logger.warn({ err }, 'API key change not broadcast (other instances re-check within 30 s)'),
-  });
-  logger.info({ migrated: cluster.migrated, redis: redisUrl !== undefined }, 'cluster mode: accounts on PostgreSQL');
-  return { ...cluster, shared: cluster.shared, store: undefined, watchLease: new PostgresWatchLease(databaseUrl) };
 }

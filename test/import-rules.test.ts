@@ -3,7 +3,8 @@
  * file: between the top-level folders (gateway/ and tool-servers/ never import each other, and
  * chains/, which both use, imports neither), and between the gateway's own layers (the shared leaf
  * modules import none of them, http/ → chat/ → tools/, the HTTP edge and its route groups, who may
- * use x402/ and cluster/). Each rule is its own test, so a failure names the arrow it breaks.
+ * use x402/, and the rooms that keep state: a feature owns its store's contract, storage/ implements
+ * it and no feature imports storage/). Each rule is its own test, so a failure names the arrow it breaks.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,10 +47,23 @@ const anyOf =
 const not = (t: (path: string) => boolean) => (path: string) => !t(path);
 
 /** Shared by every layer, importing none of them (only each other). */
-const LEAVES = ['config', 'errors', 'health', 'logger', 'metrics', 'pricing', 'url-without-password'].map((name) => `gateway/${name}.ts`);
+const LEAVES = [
+  'config',
+  'errors',
+  'health',
+  'logger',
+  'metrics',
+  'pricing',
+  'url-without-password',
+  'wallet-address',
+  'keyed-mutex',
+  'id-sequence',
+].map((name) => `gateway/${name}.ts`);
 const leaf = oneOf(...LEAVES);
-/** The composition root: it builds every part, so it may import any. */
-const root = oneOf('gateway/main.ts', 'gateway/server.ts', 'gateway/app.ts');
+/** The composition root: it builds every part, so it may import any (stores/ is its mode switch: it opens every store). */
+const root = anyOf(oneOf('gateway/main.ts', 'gateway/server.ts', 'gateway/app.ts'), under('gateway/stores'));
+/** The features: each owns the contracts of the stores it needs, and none imports a database. */
+const feature = anyOf(...['http', 'chat', 'responses', 'x402', 'deposits', 'tools'].map((folder) => under(`gateway/${folder}`)));
 /** A route group: a file of http/routes/, or the MCP endpoint (the http/mcp/ folder as one group). */
 const routeGroup = anyOf(under('gateway/http/routes'), under('gateway/http/mcp'));
 
@@ -77,24 +91,24 @@ const RULES: Rule[] = [
     refuses: (target) => under('gateway')(target) && !under('gateway/tools')(target) && !leaf(target),
   },
   {
-    says: 'chat/ imports tools/, the leaf modules and, of accounts/, only the Charger contract (accounts/charging.ts)',
+    says: 'chat/ imports tools/, the leaf modules and, of ledger/, only the Charger contract (ledger/charging.ts)',
     from: under('gateway/chat'),
-    refuses: not(anyOf(under('gateway/chat'), under('gateway/tools'), leaf, oneOf('gateway/accounts/charging.ts'))),
+    refuses: not(anyOf(under('gateway/chat'), under('gateway/tools'), leaf, oneOf('gateway/ledger/charging.ts'))),
   },
   {
-    says: 'responses/ imports chat/, the leaf modules and its store contract (accounts/response-store.ts)',
+    says: 'responses/ imports chat/ and the leaf modules (its store contract is its own, responses/response-store.ts)',
     from: under('gateway/responses'),
-    refuses: not(anyOf(under('gateway/responses'), under('gateway/chat'), leaf, oneOf('gateway/accounts/response-store.ts'))),
+    refuses: not(anyOf(under('gateway/responses'), under('gateway/chat'), leaf)),
   },
   {
-    says: 'http/ is the edge: only app.ts and server.ts import it',
+    says: 'http/ is the edge: only the composition root (app.ts, server.ts, stores/) imports it',
     from: not(anyOf(under('gateway/http'), root)),
     refuses: under('gateway/http'),
   },
   {
-    says: 'http/ never imports cluster/ or cli/',
+    says: 'http/ never imports stores/ or cli/',
     from: under('gateway/http'),
-    refuses: anyOf(under('gateway/cluster'), under('gateway/cli')),
+    refuses: anyOf(under('gateway/stores'), under('gateway/cli')),
   },
   {
     says: 'no route file imports another (a file of http/routes/ or the MCP endpoint, http/mcp/, imports no other route group)',
@@ -107,14 +121,31 @@ const RULES: Rule[] = [
     refuses: routeGroup,
   },
   {
-    says: 'x402/ is used by the pay-on-402 middleware (http/middleware/x402-payment.ts) and the composition root only',
+    says:
+      'x402/ is used by the pay-on-402 middleware (http/middleware/x402-payment.ts) and the composition root only ' +
+      '(and, of its payment records contract, x402/payment-records.ts, by storage/, which implements it)',
     from: not(anyOf(under('gateway/x402'), root, oneOf('gateway/http/middleware/x402-payment.ts'))),
-    refuses: under('gateway/x402'),
+    refuses: (target, file) =>
+      under('gateway/x402')(target) && !(under('gateway/storage')(file) && target === 'gateway/x402/payment-records.ts'),
   },
   {
-    says: 'only the composition root imports cluster/',
-    from: not(anyOf(under('gateway/cluster'), root)),
-    refuses: under('gateway/cluster'),
+    says: 'no feature imports storage/: a feature owns its store contract, storage/ implements it',
+    from: feature,
+    refuses: under('gateway/storage'),
+  },
+  {
+    says: 'ledger/ and keys/ stand on storage/ alone: they import no feature and no mode, only storage/, the leaf modules and chains/',
+    from: anyOf(under('gateway/ledger'), under('gateway/keys')),
+    refuses: (target, file) =>
+      under('gateway')(target) && !anyOf(under(file.split('/').slice(0, 2).join('/')), under('gateway/storage'), leaf)(target),
+  },
+  {
+    says: 'storage/ implements, it composes nothing: it never imports stores/, the ledgers, the key stores or the CLI',
+    from: under('gateway/storage'),
+    refuses: (target) =>
+      anyOf(under('gateway/stores'), under('gateway/cli'))(target) ||
+      ((under('gateway/ledger')(target) || under('gateway/keys')(target)) &&
+        !oneOf('gateway/keys/siwe.ts', 'gateway/keys/api-keys.ts')(target)),
   },
 ];
 
@@ -122,10 +153,24 @@ test('the import pattern still finds the imports, and every folder a rule names 
   assert.ok(IMPORTS.length > 300, `only ${IMPORTS.length} imports found: is the pattern still right?`);
   const missing = IMPORTS.filter(({ target }) => !existsSync(join(ROOT, target))).map(({ file, spec }) => `${file} imports ${spec}`);
   assert.deepEqual(missing, [], 'an import the checks cannot resolve');
-  for (const path of [...LEAVES, 'gateway/accounts/charging.ts', 'gateway/accounts/response-store.ts']) {
+  for (const path of [...LEAVES, 'gateway/ledger/charging.ts', 'gateway/responses/response-store.ts', 'gateway/x402/payment-records.ts']) {
     assert.ok(existsSync(join(ROOT, path)), `${path} is named by a rule but does not exist`);
   }
-  for (const folder of ['tools', 'chat', 'responses', 'http/routes', 'http/mcp', 'http/middleware', 'x402', 'cluster', 'cli']) {
+  for (const folder of [
+    'tools',
+    'chat',
+    'responses',
+    'http/routes',
+    'http/mcp',
+    'http/middleware',
+    'x402',
+    'deposits',
+    'ledger',
+    'keys',
+    'storage',
+    'stores',
+    'cli',
+  ]) {
     assert.ok(existsSync(join(ROOT, 'gateway', folder)), `gateway/${folder} is named by a rule but does not exist`);
   }
 });
@@ -139,3 +184,30 @@ for (const rule of RULES) {
     assert.deepEqual(broken, []);
   });
 }
+
+/** Whether only types come through each relative import statement of `file` (`import type`, or every name `type`). */
+function typeOnlyImports(file: string): Array<{ target: string; typeOnly: boolean; spec: string }> {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  return [...text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s*from\s+'(\.{1,2}\/[^']+)';/gm)].map(([, typeKeyword, what, spec]) => {
+    const names = what.startsWith('{')
+      ? what
+          .slice(1, -1)
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean)
+      : [what];
+    const typeOnly = typeKeyword !== undefined || (names.length > 0 && names.every((name) => name.startsWith('type ')));
+    return { target: relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.js$/, '.ts'), typeOnly, spec };
+  });
+}
+
+test('storage/ takes the contracts it implements as types only: of the gateway, only storage/ and the leaf modules give it values', () => {
+  const files = FILES.filter(under('gateway/storage'));
+  assert.ok(files.length > 20, `only ${files.length} files in storage/: is the folder still there?`);
+  const broken = files.flatMap((file) =>
+    typeOnlyImports(file)
+      .filter(({ target, typeOnly }) => !typeOnly && under('gateway')(target) && !under('gateway/storage')(target) && !leaf(target))
+      .map(({ spec }) => `${file} imports values from ${spec}`),
+  );
+  assert.deepEqual(broken, []);
+});

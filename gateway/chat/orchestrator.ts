@@ -16,7 +16,7 @@ import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ToolRunner } from '../tools/types.js';
-import type { Charge, Charger } from '../accounts/charging.js';
+import type { Charge, Charger } from '../ledger/charging.js';
 import { InsufficientCredits, NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from '../pricing.js';
 import { AnswerText } from './answer-text.js';

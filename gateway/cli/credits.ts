@@ -21,14 +21,13 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { parseWalletAddress } from '../accounts/wallet-address.js';
-import { DataDirLocked, lockHolder } from '../accounts/data-dir-lock.js';
-import { openAccounts } from '../accounts/accounts.js';
-import type { Balance } from '../accounts/types.js';
-import { MAX_GRANT } from '../accounts/limits.js';
-import { openDatabase } from '../accounts/postgres/database.js';
-import { migrate } from '../accounts/postgres/migrate.js';
-import { PostgresLedger } from '../accounts/postgres/postgres-ledger.js';
+import { parseWalletAddress } from '../wallet-address.js';
+import { DataDirLocked, lockHolder } from '../storage/data-dir-lock.js';
+import { isClusterConfig, type ClusterConfig, type CliStores } from '../stores/stores.js';
+import { openEmbeddedCliStores } from '../stores/embedded-stores.js';
+import { openClusterCliStores } from '../stores/cluster-stores.js';
+import type { Balance } from '../ledger/ledger.js';
+import { MAX_GRANT } from '../ledger/ledger-amounts.js';
 import { migrateToPostgres, type MigrationReport } from './migrate-to-postgres.js';
 
 const USAGE =
@@ -130,44 +129,37 @@ async function viaAdminApi(config: Config, command: LedgerCommand, pid: number):
   throw new GatewayUnreachable(`credits: pid ${pid} owns ${config.dataDir} but no gateway answers at ${base} (${reason}).`);
 }
 
-/** Cluster mode: the ledger in PostgreSQL, written directly (migrated first, as a gateway would). */
-async function onPostgres(databaseUrl: string, config: Config, command: LedgerCommand): Promise<CliOutput> {
-  const db = await openDatabase(databaseUrl, { max: 1 });
+/** Run `command` on the ledger of `stores`, then close them. */
+async function onLedger(stores: CliStores, command: LedgerCommand): Promise<CliOutput> {
   try {
-    await migrate(db.sql);
-    const ledger = new PostgresLedger(db.sql, { reservationTtlMs: config.accounts.reservationTtlMs });
-    if (command.kind === 'balance') return await ledger.balance(command.wallet);
-    return { ...(await ledger.grant(command.wallet, command.amount, command.idempotencyKey)), granted: command.amount };
+    if (command.kind === 'balance') return await stores.ledger.balance(command.wallet);
+    const balance: Balance = await stores.ledger.grant(command.wallet, command.amount, command.idempotencyKey);
+    return { ...balance, granted: command.amount };
   } finally {
-    await db.close();
+    await stores.close();
   }
 }
 
+/** Cluster mode: the ledger in PostgreSQL, written directly (migrated first, as a gateway would). */
+async function onPostgres(config: ClusterConfig, command: LedgerCommand): Promise<CliOutput> {
+  return onLedger(await openClusterCliStores(config), command);
+}
+
+/** Embedded mode with no gateway running: the DATA_DIR's ledger, under its lock. */
 async function direct(config: Config, command: LedgerCommand): Promise<CliOutput> {
-  const accounts = await openAccounts({
-    dataDir: config.dataDir,
-    publicUrl: config.server.publicUrl,
-    settings: config.accounts,
-    responses: config.responses,
-  });
-  try {
-    if (command.kind === 'balance') return await accounts.ledger.balance(command.wallet);
-    const balance: Balance = await accounts.ledger.grant(command.wallet, command.amount, command.idempotencyKey);
-    return { ...balance, granted: command.amount };
-  } finally {
-    await accounts.close();
-  }
+  return onLedger(await openEmbeddedCliStores(config), command);
 }
 
 export async function runCreditsCli(argv: string[], env: Record<string, string | undefined>): Promise<CliOutput | MigrationReport> {
   const command = parseArgs(argv);
   const config = loadConfig(env);
-  const { databaseUrl } = config.cluster;
   if (command.kind === 'migrate-to-postgres') {
-    if (!databaseUrl) throw new CliError('credits: migrate-to-postgres needs DATABASE_URL (the PostgreSQL to copy DATA_DIR into).');
-    return migrateToPostgres(config, databaseUrl);
+    if (!isClusterConfig(config)) {
+      throw new CliError('credits: migrate-to-postgres needs DATABASE_URL (the PostgreSQL to copy DATA_DIR into).');
+    }
+    return migrateToPostgres(config, config.cluster.databaseUrl);
   }
-  if (databaseUrl) return onPostgres(databaseUrl, config, command);
+  if (isClusterConfig(config)) return onPostgres(config, command);
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     const pid = lockHolder(config.dataDir);

@@ -1,7 +1,7 @@
 /**
  * `npm run credits -- migrate-to-postgres`: copy an embedded DATA_DIR's API keys and balances
  * into the PostgreSQL of DATABASE_URL, once. The embedded store is read through its own classes
- * (openAccounts takes the DATA_DIR lock, so no gateway can be writing it meanwhile; stop it
+ * (openEmbeddedCliStores takes the DATA_DIR lock, so no gateway can be writing it meanwhile; stop it
  * first): keys with KeyvKeyStore.list for every wallet index Keyv holds, balances with the
  * embedded ledger's balance() for every wallet its table names (the one raw read: the list of
  * addresses, which the Ledger contract has no call for). Everything lands in one transaction; a
@@ -25,16 +25,17 @@
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { join } from 'node:path';
-import { openAccounts } from '../accounts/accounts.js';
-import type { ExternalRow } from '../accounts/embedded-ledger.js';
-import { STORE_FILE } from '../accounts/store.js';
-import { hasTable, openSqlite } from '../accounts/sqlite-connection.js';
-import { KeyvKeyStore } from '../accounts/keyv-key-store.js';
-import type { ApiKeyRecord, Balance } from '../accounts/types.js';
-import type { DepositRow } from '../deposits/deposit-store.js';
-import { openDatabase } from '../accounts/postgres/database.js';
-import { migrate } from '../accounts/postgres/migrate.js';
-import type { X402PaymentRow } from '../accounts/x402-payment-records.js';
+import { openEmbeddedCliStores } from '../stores/embedded-stores.js';
+import type { ExternalRow } from '../ledger/embedded-ledger.js';
+import { STORE_FILE } from '../storage/sqlite/keyv-store.js';
+import { hasTable, openSqlite } from '../storage/sqlite/sqlite-connection.js';
+import { KeyvKeyStore } from '../keys/keyv-key-store.js';
+import type { ApiKeyRecord } from '../keys/key-store.js';
+import type { Balance } from '../ledger/ledger.js';
+import type { DepositRow } from '../storage/deposit-rows.js';
+import { openDatabase } from '../storage/postgres/database.js';
+import { migrate } from '../storage/postgres/migrate.js';
+import type { X402PaymentRow } from '../storage/x402-payment-rows.js';
 
 export interface MigrationReport {
   keys: { copied: number; skipped: number };
@@ -57,7 +58,7 @@ const WALLET_INDEX = 'wallet:';
 const grantAnswer = z.object({ credits: z.number().int(), total_deposited: z.number().int(), total_spent: z.number().int() });
 
 /**
- * What the embedded ledger stored that its contract has no call to list (opened by openAccounts
+ * What the embedded ledger stored that its contract has no call to list (opened by openEmbeddedCliStores
  * first, so its tables exist): every wallet, every outside payment, every remainder, every x402 payment record.
  */
 async function ledgerRows(dataDir: string) {
@@ -85,23 +86,18 @@ async function ledgerRows(dataDir: string) {
 }
 
 export async function migrateToPostgres(config: Config, databaseUrl: string): Promise<MigrationReport> {
-  const accounts = await openAccounts({
-    dataDir: config.dataDir,
-    publicUrl: config.server.publicUrl,
-    settings: config.accounts,
-    responses: config.responses,
-  });
+  const embedded = await openEmbeddedCliStores(config);
   try {
-    const keyStore = new KeyvKeyStore(accounts.store.keys);
+    const keyStore = new KeyvKeyStore(embedded.keysFile.keys);
     const owners: string[] = [];
-    for await (const [name] of accounts.store.keys.iterator!(undefined)) {
+    for await (const [name] of embedded.keysFile.keys.iterator!(undefined)) {
       if (typeof name === 'string' && name.startsWith(WALLET_INDEX)) owners.push(name.slice(WALLET_INDEX.length));
     }
     const keys: Array<{ hash: string; record: ApiKeyRecord }> = [];
     for (const owner of owners) keys.push(...(await keyStore.list(owner)));
     const balances: Balance[] = [];
     const stored = await ledgerRows(config.dataDir);
-    for (const wallet of stored.addresses) balances.push(await accounts.ledger.balance(wallet));
+    for (const wallet of stored.addresses) balances.push(await embedded.ledger.balance(wallet));
 
     const db = await openDatabase(databaseUrl);
     try {
@@ -186,6 +182,6 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
       await db.close();
     }
   } finally {
-    await accounts.close();
+    await embedded.close();
   }
 }

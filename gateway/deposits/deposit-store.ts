@@ -1,10 +1,10 @@
 /**
  * Where the deposit watcher keeps what it saw on chain: one record per Transfer log to a
  * treasury, by (chain id, tx hash, log index), with its status, and a scan cursor per chain.
- * Implemented on SQLite (embedded, sqlite-deposit-store.ts) and PostgreSQL (cluster,
- * postgres-deposit-store.ts). The exactly-once credit is not kept here: it is the ledger's
- * permanent external-credit record (`Ledger.creditExternal`, source `deposit`), written in the
- * same step as the credits; the status here follows it.
+ * Implemented on SQLite (embedded, storage/sqlite/sqlite-deposit-store.ts) and PostgreSQL
+ * (cluster, storage/postgres/postgres-deposit-store.ts). The exactly-once credit is not kept
+ * here: it is the ledger's permanent external-credit record (`Ledger.creditExternal`, source
+ * `deposit`), written in the same step as the credits; the status here follows it.
  */
 
 export type DepositStatus = 'pending' | 'credited' | 'reorged';
@@ -59,41 +59,6 @@ export interface DepositStore {
   /** Set the next block to scan (never moves it back: instances in cluster mode share it). */
   saveCursor(chainId: number, nextBlock: number): Promise<void>;
   close(): Promise<void>;
-}
-
-/** A deposit's row as both stores keep it (amount as decimal text). */
-export interface DepositRow {
-  seq: number;
-  chain_id: number;
-  tx_hash: string;
-  log_index: number;
-  block_number: number;
-  block_hash: string;
-  token: string;
-  wallet: string;
-  amount: string;
-  status: DepositStatus;
-  credits: number | null;
-  seen_at: number;
-  credited_at: number | null;
-}
-
-export function toDepositRecord(row: DepositRow): DepositRecord {
-  return {
-    seq: row.seq,
-    chainId: row.chain_id,
-    txHash: row.tx_hash,
-    logIndex: row.log_index,
-    blockNumber: row.block_number,
-    blockHash: row.block_hash,
-    token: row.token,
-    wallet: row.wallet,
-    amount: BigInt(row.amount),
-    status: row.status,
-    credits: row.credits,
-    seenAt: row.seen_at,
-    creditedAt: row.credited_at,
-  };
 }
 
 /** The permanent id of a deposit in the ledger's external-credit records. */

@@ -27,7 +27,7 @@
  *   await watcher.stop()
  */
 import { GatewayError } from '../errors.js';
-import type { Ledger } from '../accounts/types.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { ChainReader } from './chain-reader.js';
 import { PageRange } from '../../chains/page-range.js';
 import { depositId, type DepositRecord, type DepositStore } from './deposit-store.js';
@@ -79,7 +79,7 @@ export interface WatcherStatus {
 
 /**
  * Which instance scans a chain when several share the store (cluster mode); without one, this
- * watcher always does. See postgres-watch-lease.ts.
+ * watcher always does. See storage/postgres/postgres-watch-lease.ts.
  */
 export interface WatchLease {
   /** Whether this instance holds (or just took) the chain's lease. Throws when the store fails. */

@@ -3,7 +3,7 @@
  * each reading the chain through the URLs of the shared chain list (`config/chains.json`,
  * `RPC_URL_<CHAIN>`: chains/chain-list.ts); their part of /health and /metrics; and what the
  * deposit routes show. In cluster mode every instance runs its watchers, and one scans each chain
- * at a time (`lease`, postgres-watch-lease.ts): the others stand by to take over. Correctness does
+ * at a time (`lease`, storage/postgres/postgres-watch-lease.ts): the others stand by to take over. Correctness does
  * not rest on it: the ledger's permanent record per deposit makes a second credit of a log a no-op.
  *
  * @example
@@ -11,7 +11,7 @@
  *   deposits?.start()
  */
 import { ConfigError, type DepositsConfig, type Env } from '../config.js';
-import type { Ledger } from '../accounts/types.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { HealthContributor, HealthReport } from '../health.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { InvalidRequest, NotFound } from '../errors.js';
-import type { ResponseStore } from '../accounts/response-store.js';
+import type { ResponseStore } from './response-store.js';
 import type { UpstreamMessage } from '../chat/chat-types.js';
 import { unpairedTool } from '../chat/tool-pairing.js';
 import { upstreamMessageSchema } from '../chat/stored-messages.js';

@@ -17,8 +17,8 @@
  */
 import type { X402Asset, X402Config } from '../config.js';
 import { ChainUnavailable, FacilitatorUnavailable, PaymentInvalid, PaymentPending, zodIssue } from '../errors.js';
-import type { Ledger } from '../accounts/types.js';
-import type { X402PaymentRecord, X402PaymentRecords } from '../accounts/x402-payment-records.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { X402PaymentRecord, X402PaymentRecords } from './payment-records.js';
 import type { Logger } from '../logger.js';
 import type { Counter } from 'prom-client';
 import { FacilitatorClient } from './facilitator-client.js';

@@ -11,7 +11,7 @@ import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { Charger } from '../../accounts/charging.js';
+import type { Charger } from '../../ledger/charging.js';
 import type { Logger } from '../../logger.js';
 import type { ToolRunner } from '../../tools/types.js';
 import { RunningCalls } from './mcp-running-calls.js';

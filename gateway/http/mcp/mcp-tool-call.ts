@@ -9,7 +9,7 @@
  *   const result = await runToolCall(deps, caller, { id: 7, name: 'get_time', args: { timezone: 'UTC' } })
  */
 import type { CallToolResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { withCharge, type Charger } from '../../accounts/charging.js';
+import { withCharge, type Charger } from '../../ledger/charging.js';
 import { toGatewayError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { toolNotFound } from '../../tools/tool-errors.js';

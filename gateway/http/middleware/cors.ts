@@ -2,10 +2,17 @@ import cors from '@koa/cors';
 import type { Context, Middleware } from 'koa';
 
 /**
- * Headers a browser client may send: its key, JSON, its wallet, its own request id, and the
- * protocol version an MCP client sends on every POST to /mcp after initialize.
+ * Headers a browser client may send: its key (either header), JSON, its wallet, its own request id,
+ * and the protocol version an MCP client sends on every POST to /mcp after initialize.
  */
-export const CORS_ALLOWED_HEADERS = ['authorization', 'content-type', 'x-wallet-address', 'x-request-id', 'mcp-protocol-version'];
+export const CORS_ALLOWED_HEADERS = [
+  'authorization',
+  'x-api-key',
+  'content-type',
+  'x-wallet-address',
+  'x-request-id',
+  'mcp-protocol-version',
+];
 /** Response headers a browser client may read (ids, rate limits and credit accounting). */
 export const CORS_EXPOSED_HEADERS = [
   'x-request-id',

@@ -11,7 +11,7 @@ export interface BucketLimit {
 
 /**
  * Where a budget's counters live: this process's memory (the default), or a store every instance
- * shares (cluster mode: Redis, see cluster/redis-rate-limits.ts). `name` keeps budgets apart.
+ * shares (cluster mode: Redis, see storage/redis/redis-rate-limits.ts). `name` keeps budgets apart.
  */
 export type LimiterFactory = (name: string, limit: BucketLimit) => RateLimiterAbstract;
 

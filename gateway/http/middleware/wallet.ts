@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import '../state.js';
 import { GatewayError } from '../../errors.js';
-import { parseWalletAddress } from '../../accounts/wallet-address.js';
+import { parseWalletAddress } from '../../wallet-address.js';
 
 /**
  * Require a valid wallet header and put its canonical form on `ctx.state.wallet`. Not `async`:

@@ -13,10 +13,10 @@ import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest } from '../../errors.js';
-import type { Ledger } from '../../accounts/types.js';
+import type { Ledger } from '../../ledger/ledger.js';
 import { requireAdmin } from '../middleware/admin-auth.js';
-import { parseWalletAddress } from '../../accounts/wallet-address.js';
-import { MAX_GRANT } from '../../accounts/limits.js';
+import { parseWalletAddress } from '../../wallet-address.js';
+import { MAX_GRANT } from '../../ledger/ledger-amounts.js';
 import { balanceSchema, json, type RouteDoc } from '../openapi/route-doc.js';
 import { admit } from '../middleware/admission.js';
 

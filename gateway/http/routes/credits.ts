@@ -7,7 +7,7 @@
  */
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { Ledger } from '../../accounts/types.js';
+import type { Ledger } from '../../ledger/ledger.js';
 import { callerWallet } from '../middleware/wallet.js';
 import { balanceSchema, json, type RouteDoc } from '../openapi/route-doc.js';
 

@@ -10,7 +10,8 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest, NotFound, Unauthorized } from '../../errors.js';
-import type { Accounts } from '../../accounts/accounts.js';
+import type { ApiKeys } from '../../keys/api-keys.js';
+import type { SiweVerifier } from '../../keys/siwe.js';
 import { callerWallet } from '../middleware/wallet.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
 
@@ -27,7 +28,7 @@ const KEY_SHOWN_ONCE = 'Store this key now: it is shown only once and cannot be 
 export function registerKeyRoutes(
   router: Router,
   deps: {
-    accounts: Pick<Accounts, 'apiKeys' | 'siwe'>;
+    accounts: { apiKeys: ApiKeys; siwe: SiweVerifier };
     freeMode: boolean;
     /** The wallet header check. */
     walletOnly: Middleware;

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { toGatewayError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { ToolRunner } from '../../tools/types.js';
-import type { ResponseStore } from '../../accounts/response-store.js';
+import type { ResponseStore } from '../../responses/response-store.js';
 import type { ChatOrchestrator, ChatOutcome, ChatPlan, ChatSink } from '../../chat/orchestrator.js';
 import type { ChatAbort } from '../../chat/chat-abort.js';
 import type { UpstreamMessage } from '../../chat/chat-types.js';

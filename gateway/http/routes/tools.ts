@@ -6,7 +6,7 @@
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
-import { withCharge, type Charger } from '../../accounts/charging.js';
+import { withCharge, type Charger } from '../../ledger/charging.js';
 import { TOOL_EXECUTION_CREDITS } from '../../pricing.js';
 import { InvalidRequest, type GatewayError } from '../../errors.js';
 import { invalidToolArguments, toolNotFound } from '../../tools/tool-errors.js';

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openEmbeddedLedger, type EmbeddedLedger } from '../../../gateway/accounts/embedded-ledger.js';
-import { openSqlite, type SqliteConnection } from '../../../gateway/accounts/sqlite-connection.js';
-import { ledgerCharger } from '../../../gateway/accounts/charging.js';
+import { openEmbeddedLedger, type EmbeddedLedger } from '../../../gateway/ledger/embedded-ledger.js';
+import { openSqlite, type SqliteConnection } from '../../../gateway/storage/sqlite/sqlite-connection.js';
+import { ledgerCharger } from '../../../gateway/ledger/charging.js';
 import { chatCost, creditsToCover } from '../../../gateway/pricing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-billing-'));

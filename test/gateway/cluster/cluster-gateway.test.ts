@@ -11,8 +11,8 @@ import { startTestGateway, authHeaders, walletHeaders, type TestGateway } from '
 import { clusterServices, freshDatabase, freshRedisPrefix, POSTGRES_URL, REDIS_URL } from '../../helpers/cluster-services.js';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.js';
 import { StoreUnavailable } from '../../../gateway/errors.js';
-import { MIGRATIONS } from '../../../gateway/accounts/postgres/migrations/index.js';
-import { ALICE, BOB, call, errorOf, signedProof, startAccountsGateway } from '../accounts/support.js';
+import { MIGRATIONS } from '../../../gateway/storage/postgres/migrations/index.js';
+import { ALICE, BOB, call, errorOf, signedProof, startAccountsGateway } from '../../helpers/accounts.js';
 
 const services = await clusterServices();
 const alice = ALICE.address.toLowerCase();

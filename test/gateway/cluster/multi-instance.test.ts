@@ -21,11 +21,11 @@ import { clusterServices, freshDatabase, freshRedisPrefix, REDIS_URL } from '../
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
 import { MAIN_JS, startBuiltGateway, type BuiltGateway } from '../spawn-built-gateway.js';
 import { fixtureServer } from '../tools/fixture-servers.js';
-import { openDatabase, type Database } from '../../../gateway/accounts/postgres/database.js';
-import { PostgresLedger } from '../../../gateway/accounts/postgres/postgres-ledger.js';
-import { PostgresKeyStore } from '../../../gateway/accounts/postgres/postgres-key-store.js';
-import { ApiKeys } from '../../../gateway/accounts/api-keys.js';
-import { ADMIN_TOKEN, BOB, call, errorOf, signedProof } from '../accounts/support.js';
+import { openDatabase, type Database } from '../../../gateway/storage/postgres/database.js';
+import { PostgresLedger } from '../../../gateway/ledger/postgres-ledger.js';
+import { PostgresKeyStore } from '../../../gateway/keys/postgres-key-store.js';
+import { ApiKeys } from '../../../gateway/keys/api-keys.js';
+import { ADMIN_TOKEN, BOB, call, errorOf, signedProof } from '../../helpers/accounts.js';
 
 const services = await clusterServices();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

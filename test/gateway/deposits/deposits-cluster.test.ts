@@ -7,13 +7,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openDatabase, type Database } from '../../../gateway/accounts/postgres/database.js';
-import { migrate } from '../../../gateway/accounts/postgres/migrate.js';
-import { PostgresLedger } from '../../../gateway/accounts/postgres/postgres-ledger.js';
-import { PostgresDepositStore } from '../../../gateway/deposits/postgres-deposit-store.js';
+import { openDatabase, type Database } from '../../../gateway/storage/postgres/database.js';
+import { migrate } from '../../../gateway/storage/postgres/migrate.js';
+import { PostgresLedger } from '../../../gateway/ledger/postgres-ledger.js';
+import { PostgresDepositStore } from '../../../gateway/storage/postgres/postgres-deposit-store.js';
 import { createChainReader } from '../../../gateway/deposits/chain-reader.js';
 import { DepositWatcher, type WatchedChain } from '../../../gateway/deposits/deposit-watcher.js';
-import { PostgresWatchLease } from '../../../gateway/deposits/postgres-watch-lease.js';
+import { PostgresWatchLease } from '../../../gateway/storage/postgres/postgres-watch-lease.js';
 import type { ChainReader } from '../../../gateway/deposits/chain-reader.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
 import { DECIMALS, UNITS_PER_CREDIT, startDepositChain, type DepositChain } from './deposit-chain.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBuiltGateway, type BuiltGateway } from '../spawn-built-gateway.js';
 import type { PrivateKeyAccount } from 'viem/accounts';
-import { ADMIN_TOKEN, PUBLIC_URL, mintVerifiedKey } from '../accounts/support.js';
+import { ADMIN_TOKEN, PUBLIC_URL, mintVerifiedKey } from '../../helpers/accounts.js';
 import { startRpcProxy, type RpcProxy } from '../../helpers/rpc-proxy.js';
 import { DECIMALS, UNITS_PER_CREDIT, startDepositChain, type DepositChain } from './deposit-chain.js';
 

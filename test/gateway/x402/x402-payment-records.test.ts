@@ -9,11 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openSqlite, type SqliteConnection } from '../../../gateway/accounts/sqlite-connection.js';
-import { openSqliteX402PaymentRecords, type X402PaymentRecords } from '../../../gateway/accounts/x402-payment-records.js';
-import { openDatabase, type Database } from '../../../gateway/accounts/postgres/database.js';
-import { migrate } from '../../../gateway/accounts/postgres/migrate.js';
-import { PostgresX402PaymentRecords } from '../../../gateway/accounts/postgres/postgres-x402-payment-records.js';
+import { openSqlite, type SqliteConnection } from '../../../gateway/storage/sqlite/sqlite-connection.js';
+import { openSqliteX402PaymentRecords } from '../../../gateway/storage/sqlite/sqlite-x402-payment-records.js';
+import { type X402PaymentRecords } from '../../../gateway/x402/payment-records.js';
+import { openDatabase, type Database } from '../../../gateway/storage/postgres/database.js';
+import { migrate } from '../../../gateway/storage/postgres/migrate.js';
+import { PostgresX402PaymentRecords } from '../../../gateway/storage/postgres/postgres-x402-payment-records.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
 
 function payment() {

@@ -17,8 +17,9 @@ import { chatConcurrency, type SharedWalletSlots } from '../../../../gateway/htt
 import { admit } from '../../../../gateway/http/middleware/admission.js';
 import { authenticate } from '../../../../gateway/http/middleware/auth.js';
 import { requireWallet } from '../../../../gateway/http/middleware/wallet.js';
-import { ApiKeys } from '../../../../gateway/accounts/api-keys.js';
-import type { KeyStore } from '../../../../gateway/accounts/types.js';
+import { ApiKeys } from '../../../../gateway/keys/api-keys.js';
+import { createLogger } from '../../../../gateway/logger.js';
+import type { KeyStore } from '../../../../gateway/keys/key-store.js';
 
 const WALLET = '0x' + 'ad'.repeat(20);
 const UNKNOWN_KEY = 'sy_' + 'A'.repeat(43);
@@ -73,7 +74,7 @@ before(async () => {
   ipLimiter = new RateLimiterMemory({ points: 1_000, duration: 60 });
   app.use(perIpRateLimit({ points: 1_000, durationSec: 60 }, () => ipLimiter));
   const budget = rateLimit({ subject: 'wallet', points: 5, durationSec: 60, keyOf: (ctx) => ctx.state.wallet, limiter: manualLimiter });
-  const auth = authenticate(new ApiKeys(keyStore), { freeMode: true, keyRequired: 'unless-free' });
+  const auth = authenticate(new ApiKeys(keyStore), { freeMode: true, keyRequired: 'unless-free', logger: createLogger('silent') });
   const chatSlots = chatConcurrency({ chatConcurrencyPerWallet: 4, chatConcurrencyTotal: 100 }, manualSlots);
   const answered: Middleware = (ctx) => {
     ctx.body = { ok: true };

@@ -10,7 +10,7 @@ const preflight = (origin: string) => ({
   headers: {
     origin,
     'access-control-request-method': 'POST',
-    'access-control-request-headers': 'authorization,content-type,x-wallet-address',
+    'access-control-request-headers': 'authorization,x-api-key,content-type,x-wallet-address',
   },
 });
 
@@ -25,7 +25,7 @@ test('CORS_ORIGINS: an allowed origin gets its preflight answered before any wal
     assert.equal(res.headers.get('access-control-allow-origin'), 'https://app.example');
     assert.equal(
       res.headers.get('access-control-allow-headers'),
-      'authorization,content-type,x-wallet-address,x-request-id,mcp-protocol-version',
+      'authorization,x-api-key,content-type,x-wallet-address,x-request-id,mcp-protocol-version',
     );
     assert.equal(res.headers.get('access-control-allow-methods'), 'GET,HEAD,POST,DELETE,OPTIONS');
     assert.equal(res.headers.get('access-control-max-age'), '600');

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseWalletAddress } from '../../../../gateway/accounts/wallet-address.js';
+import { parseWalletAddress } from '../../../../gateway/wallet-address.js';
 import { startTestGateway, walletHeaders, WALLET_CHECKSUMMED, type TestGateway } from '../../../helpers/gateway.js';
 
 let gateway: TestGateway;

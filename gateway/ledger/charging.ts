@@ -1,0 +1,236 @@
+/**
+ * How chat, tool and MCP code spend credits: the one reserve → settle/release implementation, and
+ * the one place free mode is decided. `createApp` picks the charger once — `ledgerCharger(ledger)`
+ * with credits on, `NO_CHARGE` in free mode — and every charging path takes that charger, so no
+ * path can charge in free mode or skip charging in paid mode.
+ *
+ * A charge's whole life is in `LedgerCharge` below: the first `cover` reserves (402 when the wallet
+ * cannot), later ones grow the hold, `settle` charges the exact cost once, `release` gives the
+ * hold back when the work failed. Work whose result is given only after it settles may instead
+ * hold nothing and be charged in one step at the end (`claimChargeAtEnd`).
+ *
+ * @example
+ *   const result = await withCharge(charger, wallet, 1, async () => ({ result: await runTool(), cost: 1 }))
+ */
+import { InsufficientCredits, ReservationClosed } from '../errors.js';
+import { BalanceHints } from './balance-hints.js';
+import type { Ledger, Reservation, Settlement } from './ledger.js';
+
+export interface Charge {
+  /**
+   * Make the hold at least `credits`. The first hold throws InsufficientCredits (the request fails
+   * with 402); later, a wallet that cannot give more or a hold that expired (its TTL passed)
+   * answers false: the work stops and answers with what it has.
+   */
+  cover(credits: number): Promise<boolean>;
+  /**
+   * Charge min(cost, held) and return the rest; only the first call charges. Undefined when
+   * nothing was held (free mode, or the work never started). A hold that expired while the work
+   * ran is charged from a fresh hold of what the wallet still has, so late work is not free and
+   * the balance never goes below zero. After claimChargeAtEnd with nothing held: the cost in one
+   * step (see there).
+   */
+  settle(cost: number): Promise<Settlement | undefined>;
+  /** Give every held credit back, unless already settled (a failed release is left to the TTL). */
+  release(): Promise<void>;
+  /**
+   * Whether work may start while the first hold of `credits` is being taken: nothing is held yet
+   * and the wallet's balance last seen by this process covers twice that, so the hold will very
+   * likely be granted. A yes counts `credits` against that balance, so a burst of requests on one
+   * sighting does not all run ahead. The caller then uses nothing of the work's result before
+   * that `cover` resolves (it resolves true or throws), and stops the work when it throws.
+   */
+  claimRunAhead(credits: number): boolean;
+  /**
+   * Whether work whose result reaches nobody before `settle` may run holding nothing, to be
+   * charged in one ledger step at the end (one round trip and one commit instead of two): the
+   * same test and count as `claimRunAhead`. After a yes, `settle(cost)` charges `cost`, or when
+   * other requests or instances spent the balance meanwhile what is left of it (as a settle whose
+   * hold expired); a wallet left with nothing throws InsufficientCredits, and the result must
+   * then not be given. A first `cover` (more work to come) reserves but answers false rather than
+   * 402 when the wallet is short, as work has already run.
+   */
+  claimChargeAtEnd(credits: number): boolean;
+}
+
+/** Opens one charge per piece of work; holds nothing until the charge's first `cover`. */
+export interface Charger {
+  begin(wallet: string): Charge;
+}
+
+const FREE_CHARGE: Charge = {
+  cover: async () => true,
+  settle: async () => undefined,
+  release: async () => {},
+  // Nothing to wait for: a free cover answers at once, and a free settle is no step.
+  claimRunAhead: () => false,
+  claimChargeAtEnd: () => false,
+};
+
+/** Free mode: every charge covers anything and charges nothing. */
+export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
+
+/** Credits on: every charge goes through `ledger`. */
+export function ledgerCharger(ledger: Ledger): Charger {
+  const hints = new BalanceHints();
+  return { begin: (wallet) => new LedgerCharge(ledger, wallet, hints) };
+}
+
+class LedgerCharge implements Charge {
+  private reservation: Reservation | undefined;
+  /** Set by the first settle or release: the charge is over, whichever came first. */
+  private closed: Promise<Settlement | undefined> | undefined;
+  /** Credits claimed from the hints (claimRunAhead, claimChargeAtEnd) until the ledger answers. */
+  private claimed = 0;
+  /** Claimed by claimChargeAtEnd: work runs before any hold, and settle charges in one step. */
+  private atEnd = false;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly wallet: string,
+    private readonly hints: BalanceHints,
+  ) {}
+
+  claimRunAhead(credits: number): boolean {
+    if (this.reservation || this.closed || this.claimed > 0 || !this.hints.claim(this.wallet, credits)) return false;
+    this.claimed = credits;
+    return true;
+  }
+
+  claimChargeAtEnd(credits: number): boolean {
+    if (!this.claimRunAhead(credits)) return false;
+    this.atEnd = true;
+    return true;
+  }
+
+  async cover(credits: number): Promise<boolean> {
+    if (this.closed) return false;
+    if (!this.reservation) {
+      try {
+        this.reservation = await this.ledger.reserve(this.wallet, credits);
+        this.hints.held(this.wallet, credits);
+      } catch (err) {
+        if (!(err instanceof InsufficientCredits)) throw err;
+        this.hints.report(this.wallet, err.balance);
+        if (this.atEnd) return false;
+        throw err;
+      } finally {
+        this.endClaim();
+      }
+      return true;
+    }
+    const more = credits - this.reservation.amount;
+    if (more <= 0) return true;
+    try {
+      this.reservation = await this.ledger.extend(this.reservation, more);
+      this.hints.held(this.wallet, more);
+      return true;
+    } catch (err) {
+      if (err instanceof InsufficientCredits || err instanceof ReservationClosed) return false;
+      throw err;
+    }
+  }
+
+  settle(cost: number): Promise<Settlement | undefined> {
+    if (this.closed) return this.closed;
+    const reservation = this.reservation;
+    if (!reservation && this.atEnd) return this.chargeAtEnd(cost);
+    this.endClaim();
+    this.closed = reservation ? settleOrRecharge(this.ledger, reservation, cost).then(this.saw) : Promise.resolve(undefined);
+    return this.closed;
+  }
+
+  /** The one step of a charge claimed at the end; a wallet left with nothing closes it with nothing charged. */
+  private chargeAtEnd(cost: number): Promise<Settlement> {
+    const charged = chargeWhatIsLeft(this.ledger, this.wallet, cost)
+      .then(this.saw, (err: unknown) => {
+        if (err instanceof InsufficientCredits) this.hints.report(this.wallet, err.balance);
+        throw err;
+      })
+      .finally(() => this.endClaim());
+    this.closed = charged.catch(() => undefined);
+    return charged;
+  }
+
+  private readonly saw = (settlement: Settlement): Settlement => {
+    this.hints.report(this.wallet, settlement.remaining);
+    return settlement;
+  };
+
+  private endClaim(): void {
+    if (this.claimed === 0) return;
+    this.hints.unclaim(this.wallet, this.claimed);
+    this.claimed = 0;
+  }
+
+  async release(): Promise<void> {
+    this.endClaim();
+    if (!this.reservation || this.closed) return;
+    const reservation = this.reservation;
+    this.closed = this.ledger.release(reservation).then(
+      () => undefined,
+      // The reservation's TTL returns the credits; the caller's own error matters more.
+      () => undefined,
+    );
+    await this.closed;
+  }
+}
+
+/**
+ * `cost` in one step, or when the wallet is short what it has left (never below zero); a wallet
+ * with nothing left is InsufficientCredits.
+ */
+async function chargeWhatIsLeft(ledger: Ledger, wallet: string, cost: number): Promise<Settlement> {
+  let owed = cost;
+  for (;;) {
+    try {
+      return await ledger.charge(wallet, owed);
+    } catch (err) {
+      // Each refusal names a balance below what it was asked for, so this ends.
+      if (!(err instanceof InsufficientCredits) || err.balance === 0) throw err;
+      owed = err.balance;
+    }
+  }
+}
+
+/**
+ * Every hold is at least 1 credit, so a positive cost charged 0 means the hold was gone (expired
+ * and swept): charge min(cost, held) again in one step, or what is left of the balance.
+ */
+async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: number): Promise<Settlement> {
+  const settlement = await ledger.settle(reservation, cost);
+  if (settlement.charged > 0 || cost === 0) return settlement;
+  try {
+    return await chargeWhatIsLeft(ledger, reservation.wallet, Math.min(cost, reservation.amount));
+  } catch (err) {
+    // Nothing left: the late work goes uncharged rather than below zero.
+    if (err instanceof InsufficientCredits) return settlement;
+    throw err;
+  }
+}
+
+/**
+ * Run `work` under a charge of `credits` held up front (402 when the wallet cannot cover them):
+ * settled with the cost it reports, released if it throws (the client pays nothing for a failure
+ * of ours or a cancelled request). Its result is returned only once charged, so a wallet seen
+ * holding plenty holds nothing and is charged in one step after the work (claimChargeAtEnd):
+ * 402 then, and the result is dropped, if the balance was spent meanwhile.
+ */
+export async function withCharge<T>(
+  charger: Charger,
+  wallet: string,
+  credits: number,
+  work: () => Promise<{ result: T; cost: number }>,
+): Promise<T> {
+  const charge = charger.begin(wallet);
+  if (!charge.claimChargeAtEnd(credits)) await charge.cover(credits);
+  let outcome: { result: T; cost: number };
+  try {
+    outcome = await work();
+  } catch (err) {
+    await charge.release();
+    throw err;
+  }
+  await charge.settle(outcome.cost);
+  return outcome.result;
+}

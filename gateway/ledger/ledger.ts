@@ -1,0 +1,87 @@
+/**
+ * The ledger's contract with the rest of the gateway. Credits are integers. Two implementations:
+ * the embedded ledger (embedded-ledger.ts: memory, group-committed to SQLite) and the PostgreSQL
+ * ledger (postgres-ledger.ts, cluster mode); `test/gateway/ledger/ledger-contract.ts` holds both
+ * to the same suite.
+ */
+
+export interface Balance {
+  address: string;
+  credits: number;
+  total_deposited: number;
+  total_spent: number;
+}
+
+/** Credits held for one piece of work until it settles or is released (or its TTL passes). */
+export interface Reservation {
+  id: string;
+  wallet: string;
+  /** Credits held in total (grows with `extend`). */
+  amount: number;
+}
+
+export interface Settlement {
+  /** Credits actually charged: min(cost, reserved). */
+  charged: number;
+  /** Spendable balance after settling. */
+  remaining: number;
+}
+
+/** Where a credit paid from outside the gateway came from; each source names its payments its own way. */
+export type ExternalSource = 'deposit' | 'x402';
+
+/**
+ * A payment made outside the gateway (an on-chain deposit, an x402 payment), to be turned into
+ * credits once and only once.
+ */
+export interface ExternalCredit {
+  wallet: string;
+  source: ExternalSource;
+  /** The payment's permanent identity within its source, e.g. `8453:0x<tx hash>:<log index>`. */
+  externalId: string;
+  /** Atomic units paid (e.g. 1500000 for 1.5 USDC); positive. */
+  units: bigint;
+  /** Atomic units per credit; positive. */
+  unitsPerCredit: bigint;
+  /** What the units are (e.g. `8453:0x<token>`): the remainder below one credit is kept per wallet and key. */
+  remainderKey: string;
+}
+
+export interface ExternalCreditResult {
+  /** `credited`: this call applied it; `repeat`: an earlier call did, and nothing was added now. */
+  status: 'credited' | 'repeat';
+  /** Credits this payment added (on a repeat: what the first call added). */
+  credits: number;
+  /** The wallet's units below one credit under this remainder key, right after the payment was applied. */
+  remainder: bigint;
+  /** The wallet's balance now. */
+  balance: Balance;
+}
+
+export interface Ledger {
+  balance(wallet: string): Promise<Balance>;
+  /** Add credits. With an idempotency key, a repeat returns the first result and grants nothing. */
+  grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance>;
+  /** Hold `amount` credits, or throw InsufficientCredits (402) with the balance in the message. */
+  reserve(wallet: string, amount: number): Promise<Reservation>;
+  /** Hold `amount` more on an existing reservation, or throw InsufficientCredits. */
+  extend(reservation: Reservation, amount: number): Promise<Reservation>;
+  /** Charge min(cost, reserved) and return the rest. Idempotent. */
+  settle(reservation: Reservation, cost: number): Promise<Settlement>;
+  /**
+   * Charge `amount` at once, holding nothing: all of it, or nothing and InsufficientCredits when
+   * the wallet's spendable credits are short. Durable once it answers, like a settle. Not
+   * idempotent: each call is a charge (for work whose result waits for it; see Charge.claimChargeAtEnd).
+   */
+  charge(wallet: string, amount: number): Promise<Settlement>;
+  /** Return every held credit. Idempotent. */
+  release(reservation: Reservation): Promise<void>;
+  /**
+   * Credit an outside payment in one atomic step: floor((remainder + units) / unitsPerCredit)
+   * credits (into credits and total_deposited), the new remainder, and a permanent record of
+   * (source, externalId), so any later call for it adds nothing and answers `repeat`. The same id
+   * with another wallet, units or rate is ExternalCreditConflict (409); a total past 2^53 − 1 is
+   * LedgerTotalTooLarge and records nothing.
+   */
+  creditExternal(credit: ExternalCredit): Promise<ExternalCreditResult>;
+}

@@ -1,0 +1,121 @@
+/**
+ * Reserves, settles, charges and releases sent to PostgreSQL in batches (`ledger_batch`, migrations 3, 10, 11):
+ * the steps asked for while a batch is out go together in the next one, which leaves the moment
+ * the previous one is back; the first leaves in the check phase of the turn that asked for it,
+ * so every step that turn's I/O produced joins it. No timer: a lone step waits for nothing.
+ *
+ * Why: every round trip to another process costs this gateway a wake-up of that process, and
+ * every settle a commit that waits for the disk. Batched, fifty concurrent chats on one wallet
+ * share one statement, one row lock and one disk wait instead of fifty of each.
+ *
+ * A batch that fails (the database unreachable, a statement error) fails every step in it; a
+ * step whose wallet is short fails alone (its row says so). A batch PostgreSQL aborted to break a
+ * deadlock (40P01: a wallet row created between the batch's lock statement and its step can close
+ * a cycle with another instance's batch) committed nothing, so it is sent again, up to 3 times.
+ *
+ * @example
+ *   const batches = new LedgerBatches(sql, { reservationTtlMs: 360_000, now: Date.now })
+ *   const { ok, credits } = await batches.run({ kind: 'reserve', wallet, id, amount: 5 })
+ */
+import { guarded, type Sql } from '../storage/postgres/database.js';
+
+export interface LedgerStep {
+  kind: 'reserve' | 'settle' | 'release' | 'charge';
+  wallet: string;
+  /** The hold's id ('' for a charge, which holds nothing). */
+  id: string;
+  /** Credits to hold (reserve), the cost to charge (settle, charge), 0 (release). */
+  amount: number;
+}
+
+/** reserve: ok, credits (spendable now); settle, charge: ok, charged, credits (remaining); release: ok. */
+export interface LedgerStepResult {
+  ok: boolean;
+  charged: number;
+  credits: number;
+}
+
+interface Queued {
+  step: LedgerStep;
+  resolve(result: LedgerStepResult): void;
+  reject(err: unknown): void;
+}
+
+/** Bounds one statement's arrays (and one transaction's row locks) under any load. */
+const MAX_BATCH = 512;
+/** Sends of one batch, the first included, while PostgreSQL keeps choosing it as a deadlock's victim. */
+const DEADLOCK_ATTEMPTS = 3;
+const DEADLOCK_DETECTED = '40P01';
+
+export class LedgerBatches {
+  private queue: Queued[] = [];
+  private sending = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly options: { reservationTtlMs: number; now: () => number },
+  ) {}
+
+  run(step: LedgerStep): Promise<LedgerStepResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ step, resolve, reject });
+      if (!this.sending) {
+        this.sending = true;
+        setImmediate(() => void this.sendNext());
+      }
+    });
+  }
+
+  private async sendNext(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      try {
+        const rows = await this.sendUntilNoDeadlock(batch.map((queued) => queued.step));
+        batch.forEach((queued, i) => queued.resolve(rows[i]));
+      } catch (err) {
+        for (const queued of batch) queued.reject(err);
+      }
+    }
+    this.sending = false;
+  }
+
+  private async sendUntilNoDeadlock(steps: LedgerStep[]): Promise<LedgerStepResult[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.send(steps);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== DEADLOCK_DETECTED || attempt >= DEADLOCK_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  private send(steps: LedgerStep[]): Promise<LedgerStepResult[]> {
+    return steps.length === 1 && steps[0].kind === 'charge' ? this.sendLoneCharge(steps[0]) : this.sendBatch(steps);
+  }
+
+  /**
+   * A charge alone in its batch (a sequential client's) is one conditional UPDATE, which costs
+   * PostgreSQL less than the function (0.21 against 0.26 ms a round trip here). Only when the
+   * wallet is short does the function run, to count expired holds and answer the balance.
+   */
+  private async sendLoneCharge(step: LedgerStep): Promise<LedgerStepResult[]> {
+    const { wallet, amount } = step;
+    const [row] = await guarded(
+      () => this.sql<Array<{ credits: number }>>`
+      update wallets set credits = credits - ${amount}, total_spent = total_spent + ${amount}
+      where address = ${wallet} and credits >= ${amount} returning credits`,
+    );
+    return row ? [{ ok: true, charged: amount, credits: row.credits }] : this.sendBatch([step]);
+  }
+
+  private sendBatch(steps: LedgerStep[]): Promise<LedgerStepResult[]> {
+    const now = this.options.now();
+    const column = <K extends keyof LedgerStep>(key: K) => steps.map((step) => step[key]);
+    return guarded(
+      () => this.sql<LedgerStepResult[]>`
+      select * from ledger_batch(
+        ${column('kind')}::text[], ${column('wallet')}::text[], ${column('id')}::text[],
+        ${column('amount').map(String)}::bigint[], ${now}::bigint, ${now + this.options.reservationTtlMs}::bigint)`,
+    );
+  }
+}

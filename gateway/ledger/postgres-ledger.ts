@@ -1,0 +1,177 @@
+/**
+ * The credit ledger on PostgreSQL, for cluster mode: any number of gateway processes share it.
+ * Each step runs inside a PL/pgSQL function (migrations/): one transaction, the wallets' row locks
+ * taken first (a charge alone in its batch is one conditional UPDATE). Reserves, settles, charges
+ * and releases go in batches (postgres-ledger-batches.ts), one round trip for all that queued together;
+ * grants, extends and balances one call each. Nothing is read,
+ * changed and written back here, and nothing is cached: the database is the only authority.
+ * Invariant, as in the embedded ledger: total_deposited = credits + held + total_spent.
+ *
+ * Durability: a grant, an extend, a settle and a charge wait for their commit to reach disk (a
+ * batch holding a settle or a charge waits once for all of it). A batch of only reserves and releases commits without
+ * waiting (`synchronous_commit = off`): a crash of PostgreSQL itself may forget the last few of
+ * them. The settle of a lost reserve finds no hold and charges from a fresh one (charging.ts); a
+ * lost release leaves its hold to the TTL. WAL order means no settle that was
+ * acknowledged can outlive its reserve. An extend waits (migration 9): a lost one would be
+ * settled from the smaller hold, leaving work done uncharged.
+ *
+ * @example
+ *   const ledger = new PostgresLedger(db.sql, { reservationTtlMs: 360_000 })
+ *   ledger.start()
+ *   const hold = await ledger.reserve(wallet, 5)
+ *   await ledger.settle(hold, 3)
+ */
+import { idSequence } from '../id-sequence.js';
+import { nonNegativeInteger, positiveInteger } from './ledger-amounts.js';
+import { ExternalCreditConflict, IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../errors.js';
+import { validateExternalCredit } from './external-credit.js';
+import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from './ledger.js';
+import { guarded, type Sql } from '../storage/postgres/database.js';
+import { LedgerBatches } from './postgres-ledger-batches.js';
+
+export interface PostgresLedgerOptions {
+  reservationTtlMs: number;
+  /** How often expired holds are swept and old outcomes forgotten; default a quarter of the TTL (50 ms … 30 s). */
+  sweepIntervalMs?: number;
+  onSweepError?: (err: unknown) => void;
+  now?: () => number;
+}
+
+/** Closed holds are remembered this long past their TTL, so a late repeated settle answers the same. */
+const CLOSED_RETENTION_MS = 24 * 3_600_000;
+
+/** Run a step that adds `amount` to total_deposited; SQLSTATE SY001 (past 2^53 − 1) becomes LedgerTotalTooLarge. */
+async function depositing<T>(amount: number, step: () => Promise<T>): Promise<T> {
+  try {
+    return await guarded(step);
+  } catch (err) {
+    const sqlError = err as { code?: string; detail?: string };
+    if (sqlError.code === 'SY001') throw new LedgerTotalTooLarge(Number(sqlError.detail), amount);
+    throw err;
+  }
+}
+
+export class PostgresLedger implements Ledger {
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  private readonly batches: LedgerBatches;
+  private readonly nextHoldId = idSequence('res_');
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly options: PostgresLedgerOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.batches = new LedgerBatches(sql, { reservationTtlMs: options.reservationTtlMs, now: this.now });
+  }
+
+  /** Start the expiry timer. Every instance runs one; a sweep is idempotent under the row lock. */
+  start(): void {
+    const ttl = this.options.reservationTtlMs;
+    const interval = this.options.sweepIntervalMs ?? Math.min(30_000, Math.max(50, Math.floor(ttl / 4)));
+    this.timer = setInterval(() => {
+      this.sweeping ??= this.sweepAll()
+        .catch((err: unknown) => this.options.onSweepError?.(err))
+        .finally(() => (this.sweeping = undefined));
+    }, interval);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  /** Release every expired hold (one wallet at a time) and forget outcomes past retention. */
+  async sweepAll(): Promise<void> {
+    const now = this.now();
+    const wallets = await guarded(
+      () => this.sql<Array<{ wallet: string }>>`
+      select distinct wallet from reservations where expires_at <= ${now}`,
+    );
+    for (const { wallet } of wallets) await guarded(() => this.sql`select ledger_balance(${wallet}, ${now}::bigint)`);
+    const forgetBefore = now - this.options.reservationTtlMs - CLOSED_RETENTION_MS;
+    await guarded(() => this.sql`delete from closed_reservations where closed_at < ${forgetBefore}`);
+  }
+
+  async balance(wallet: string): Promise<Balance> {
+    const address = wallet.toLowerCase();
+    const [row] = await guarded(
+      () => this.sql<Array<Omit<Balance, 'address'>>>`
+      select * from ledger_balance(${address}, ${this.now()}::bigint)`,
+    );
+    return { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent };
+  }
+
+  async grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance> {
+    positiveInteger(amount, 'amount');
+    const address = wallet.toLowerCase();
+    const [row] = await depositing(
+      amount,
+      () => this.sql<Array<Omit<Balance, 'address'> & { status: string }>>`
+        select * from ledger_grant(${address}, ${amount}::bigint, ${idempotencyKey ?? null}::text, ${this.now()}::bigint)`,
+    );
+    if (row.status === 'conflict') throw new IdempotencyConflict();
+    return { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent };
+  }
+
+  async creditExternal(credit: ExternalCredit): Promise<ExternalCreditResult> {
+    validateExternalCredit(credit);
+    const address = credit.wallet.toLowerCase();
+    const { source, externalId, units, unitsPerCredit, remainderKey } = credit;
+    const [row] = await depositing(
+      Number(units / unitsPerCredit),
+      () => this.sql<Array<Omit<Balance, 'address'> & { status: string; added: number; remainder: string }>>`
+        select * from ledger_credit_external(${address}, ${source}, ${externalId}, ${units.toString()}::numeric,
+          ${unitsPerCredit.toString()}::numeric, ${remainderKey}, ${this.now()}::bigint)`,
+    );
+    if (row.status === 'conflict') throw new ExternalCreditConflict(source, externalId);
+    return {
+      status: row.status === 'repeat' ? 'repeat' : 'credited',
+      credits: row.added,
+      remainder: BigInt(row.remainder),
+      balance: { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent },
+    };
+  }
+
+  async reserve(wallet: string, amount: number): Promise<Reservation> {
+    positiveInteger(amount, 'amount');
+    const address = wallet.toLowerCase();
+    const id = this.nextHoldId();
+    const row = await this.batches.run({ kind: 'reserve', wallet: address, id, amount });
+    if (!row.ok) throw new InsufficientCredits(row.credits, amount);
+    return { id, wallet: address, amount };
+  }
+
+  async extend(reservation: Reservation, amount: number): Promise<Reservation> {
+    positiveInteger(amount, 'amount');
+    const { id, wallet } = reservation;
+    const now = this.now();
+    const expiresAt = now + this.options.reservationTtlMs;
+    const [row] = await guarded(
+      () => this.sql<Array<{ status: string; held: number; credits: number }>>`
+      select * from ledger_extend(${wallet}, ${id}, ${amount}::bigint, ${now}::bigint, ${expiresAt}::bigint)`,
+    );
+    if (row.status === 'closed') throw new ReservationClosed(id);
+    if (row.status === 'insufficient') throw new InsufficientCredits(row.credits, amount);
+    return { ...reservation, amount: row.held };
+  }
+
+  async settle(reservation: Reservation, cost: number): Promise<Settlement> {
+    nonNegativeInteger(cost, 'cost');
+    const row = await this.batches.run({ kind: 'settle', wallet: reservation.wallet, id: reservation.id, amount: cost });
+    return { charged: row.charged, remaining: row.credits };
+  }
+
+  async charge(wallet: string, amount: number): Promise<Settlement> {
+    nonNegativeInteger(amount, 'amount');
+    const row = await this.batches.run({ kind: 'charge', wallet: wallet.toLowerCase(), id: '', amount });
+    if (!row.ok) throw new InsufficientCredits(row.credits, amount);
+    return { charged: row.charged, remaining: row.credits };
+  }
+
+  async release(reservation: Reservation): Promise<void> {
+    await this.batches.run({ kind: 'release', wallet: reservation.wallet, id: reservation.id, amount: 0 });
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * kill -9 under paid load, then a restart on the same DATA_DIR: the ledger is exact. Every charge a
+ * client saw answered (x-credits-charged) is in total_spent; total_spent exceeds them by at most the
+ * charges of requests in flight at the kill; and credits + total_spent == total_deposited (the
+ * killed process's holds came back with the restart). The built gateway runs as `npm start` runs
+ * it, with no tool servers, against a zero-latency upstream in this process.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
+import { startBuiltGateway, type BuiltGateway } from '../spawn-built-gateway.js';
+import { ADMIN_TOKEN, ALICE, PUBLIC_URL, mintVerifiedKey } from '../../helpers/accounts.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sy-kill-'));
+const running: BuiltGateway[] = [];
+after(async () => {
+  for (const gateway of running) await gateway.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('kill -9 under paid load loses no charge a client saw, and the totals add up after restart', async () => {
+  const upstream = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          created: 1,
+          model: 'zero',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 400, completion_tokens: 400, total_tokens: 800 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+  const configPath = join(dir, 'gateway.json');
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      freeMode: false,
+      adminToken: ADMIN_TOKEN,
+      server: { publicUrl: PUBLIC_URL },
+      limits: {
+        perIp: { points: 1_000_000, durationSec: 60 },
+        perWallet: { points: 1_000_000, durationSec: 60 },
+        chatConcurrencyPerWallet: 64,
+      },
+      models: [{ id: 'svc-32b-conductor', alias: 'conductor', upstream: { baseUrl: upstreamUrl, model: 'zero' } }],
+      mcpServers: {},
+    }),
+  );
+  const dataDir = join(dir, 'data');
+  const env = { SWITCHYARD_CONFIG: configPath, DATA_DIR: dataDir };
+  const wallet = ALICE.address.toLowerCase();
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+  try {
+    const first = await startBuiltGateway(env);
+    running.push(first);
+    const key = await mintVerifiedKey(first, ALICE);
+    const granted = await fetch(`${first.url}/admin/credits/grant`, {
+      method: 'POST',
+      headers: { ...admin, 'idempotency-key': 'kill-test' },
+      body: JSON.stringify({ address: wallet, amount: 1_000_000 }),
+    });
+    assert.equal(granted.status, 200);
+
+    const agent = new Agent({ connections: 32 });
+    let seen = 0;
+    let answered = 0;
+    let inFlight = 0;
+    let inFlightAtKill = -1;
+    let killed = false;
+    const body = JSON.stringify({ model: 'conductor', messages: [{ role: 'user', content: 'hi' }] });
+    const headers = { 'content-type': 'application/json', 'x-wallet-address': wallet, authorization: `Bearer ${key}` };
+    const worker = async () => {
+      while (!killed) {
+        inFlight++;
+        try {
+          const res = await request(`${first.url}/v1/chat/completions`, { method: 'POST', headers, body, dispatcher: agent });
+          const text = await res.body.text();
+          if (res.statusCode === 200) {
+            // Counted only once the whole answer arrived: that is what "a client saw answered" means.
+            JSON.parse(text);
+            seen += Number(res.headers['x-credits-charged']);
+            answered++;
+          }
+        } catch {
+          // Cut off by the kill: in flight, not seen.
+        } finally {
+          inFlight--;
+        }
+      }
+    };
+    const workers = Array.from({ length: 32 }, worker);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    inFlightAtKill = inFlight;
+    killed = true;
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await Promise.all(workers);
+    await agent.close();
+    assert.ok(answered > 50, `only ${answered} chats answered before the kill`);
+
+    const second = await startBuiltGateway(env);
+    running.push(second);
+    const balance = (await (await fetch(`${second.url}/admin/credits/${wallet}`, { headers: admin })).json()) as {
+      credits: number;
+      total_deposited: number;
+      total_spent: number;
+    };
+    // Each chat costs ceil((400 + 2 × 400) / 1000) = 2 credits.
+    assert.equal(balance.total_deposited, 1_000_000);
+    assert.equal(balance.credits + balance.total_spent, balance.total_deposited, 'no credit lost or held');
+    assert.ok(balance.total_spent >= seen, `spent ${balance.total_spent} < ${seen} seen by clients`);
+    assert.ok(
+      balance.total_spent - seen <= 2 * inFlightAtKill,
+      `spent ${balance.total_spent}, seen ${seen}: more than the ${inFlightAtKill} requests in flight could charge`,
+    );
+  } finally {
+    upstream.close();
+  }
+});

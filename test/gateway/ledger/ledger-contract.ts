@@ -1,0 +1,465 @@
+/**
+ * The contract every `Ledger` implementation keeps, as one suite: grant, reserve, extend, settle,
+ * release, charge (with no hold), reservation expiry, idempotent grants, never below zero, no overspend under
+ * concurrency, and outside payments (creditExternal) credited once with their remainders kept. An implementation's test file calls `ledgerContract` with a factory that opens a
+ * fresh, empty ledger; nothing here knows how the ledger stores its records.
+ *
+ * @example
+ *   ledgerContract('sqlite ledger', async ({ reservationTtlMs, now }) => {
+ *     const ledger = await openMyLedger({ reservationTtlMs, now })
+ *     return { ledger, close: () => ledger.stop() }
+ *   })
+ */
+import { describe, test, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import {
+  ExternalCreditConflict,
+  IdempotencyConflict,
+  InsufficientCredits,
+  LedgerTotalTooLarge,
+  ReservationClosed,
+} from '../../../gateway/errors.js';
+import type { ExternalCredit, Ledger } from '../../../gateway/ledger/ledger.js';
+
+export interface LedgerUnderTest {
+  ledger: Ledger;
+  close(): Promise<void>;
+}
+
+export interface LedgerFactoryOptions {
+  reservationTtlMs: number;
+  /** The ledger's clock: tests move it to expire reservations. */
+  now: () => number;
+}
+
+export type LedgerFactory = (options: LedgerFactoryOptions) => Promise<LedgerUnderTest>;
+
+const TTL_MS = 60_000;
+
+/** A fresh payment id per call, so ledgers backed by a shared database stay apart. */
+function newPaymentId(): string {
+  return `1:0x${randomBytes(32).toString('hex')}:0`;
+}
+
+/** A fresh lower-case wallet per test, so implementations backed by a shared database stay apart. */
+function newWallet(): string {
+  return `0x${randomBytes(20).toString('hex')}`;
+}
+
+export function ledgerContract(name: string, open: LedgerFactory): void {
+  describe(`Ledger contract: ${name}`, () => {
+    let clock = 1_700_000_000_000;
+    let subject: LedgerUnderTest;
+    let ledger: Ledger;
+    let wallet: string;
+
+    beforeEach(async () => {
+      clock = 1_700_000_000_000;
+      subject = await open({ reservationTtlMs: TTL_MS, now: () => clock });
+      ledger = subject.ledger;
+      wallet = newWallet();
+    });
+    afterEach(() => subject.close());
+
+    /** total_deposited = credits + held + total_spent, with `held` the caller's open holds. */
+    async function assertInvariant(held: number): Promise<void> {
+      const balance = await ledger.balance(wallet);
+      assert.equal(balance.total_deposited, balance.credits + held + balance.total_spent);
+    }
+
+    test('an unknown wallet has a zero balance, addressed in lower case', async () => {
+      const balance = await ledger.balance(wallet.toUpperCase().replace('0X', '0x'));
+      assert.deepEqual(balance, { address: wallet, credits: 0, total_deposited: 0, total_spent: 0 });
+    });
+
+    test('grant adds to credits and total_deposited and returns the balance', async () => {
+      assert.deepEqual(await ledger.grant(wallet, 10), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
+      assert.deepEqual(await ledger.grant(wallet, 5), { address: wallet, credits: 15, total_deposited: 15, total_spent: 0 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 15, total_deposited: 15, total_spent: 0 });
+    });
+
+    test('grant refuses amounts that are not positive integers', async () => {
+      for (const amount of [0, -1, 1.5, Number.NaN]) {
+        await assert.rejects(() => ledger.grant(wallet, amount), RangeError);
+      }
+    });
+
+    test('a grant past the largest exact integer is refused and changes nothing', async () => {
+      await ledger.grant(wallet, Number.MAX_SAFE_INTEGER - 1);
+      await assert.rejects(() => ledger.grant(wallet, 2), LedgerTotalTooLarge);
+      assert.equal((await ledger.balance(wallet)).credits, Number.MAX_SAFE_INTEGER - 1);
+    });
+
+    test('reserve holds credits; a reservation larger than the balance is InsufficientCredits naming both', async () => {
+      await ledger.grant(wallet, 10);
+      const hold = await ledger.reserve(wallet, 4);
+      assert.equal(hold.wallet, wallet);
+      assert.equal(hold.amount, 4);
+      assert.equal((await ledger.balance(wallet)).credits, 6);
+      await assert.rejects(
+        () => ledger.reserve(wallet, 7),
+        (err: unknown) =>
+          err instanceof InsufficientCredits &&
+          err.status === 402 &&
+          err.message === 'Insufficient credits: balance is 6, this request needs at least 7.',
+      );
+      await assertInvariant(4);
+    });
+
+    test('reserve refuses amounts that are not positive integers', async () => {
+      await ledger.grant(wallet, 10);
+      for (const amount of [0, -2, 0.5]) await assert.rejects(async () => ledger.reserve(wallet, amount), RangeError);
+    });
+
+    test('extend grows a hold and refuses past the balance', async () => {
+      await ledger.grant(wallet, 10);
+      const hold = await ledger.reserve(wallet, 3);
+      const grown = await ledger.extend(hold, 5);
+      assert.equal(grown.id, hold.id);
+      assert.equal(grown.amount, 8);
+      assert.equal((await ledger.balance(wallet)).credits, 2);
+      await assert.rejects(() => ledger.extend(grown, 3), InsufficientCredits);
+      assert.equal((await ledger.balance(wallet)).credits, 2);
+      await assertInvariant(8);
+    });
+
+    test('settle charges min(cost, held), returns the rest, and is idempotent', async () => {
+      await ledger.grant(wallet, 10);
+      const hold = await ledger.reserve(wallet, 5);
+      assert.deepEqual(await ledger.settle(hold, 3), { charged: 3, remaining: 7 });
+      assert.deepEqual(await ledger.settle(hold, 3), { charged: 3, remaining: 7 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
+      await assertInvariant(0);
+    });
+
+    test('never below zero: a cost above the hold charges only the hold', async () => {
+      await ledger.grant(wallet, 4);
+      const hold = await ledger.reserve(wallet, 4);
+      assert.deepEqual(await ledger.settle(hold, 9), { charged: 4, remaining: 0 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 4, total_spent: 4 });
+    });
+
+    test('settle with cost 0 returns the whole hold', async () => {
+      await ledger.grant(wallet, 4);
+      const hold = await ledger.reserve(wallet, 2);
+      assert.deepEqual(await ledger.settle(hold, 0), { charged: 0, remaining: 4 });
+      assert.equal((await ledger.balance(wallet)).total_spent, 0);
+    });
+
+    test('settle refuses a negative or fractional cost', async () => {
+      await ledger.grant(wallet, 4);
+      const hold = await ledger.reserve(wallet, 2);
+      for (const cost of [-1, 0.5]) await assert.rejects(async () => ledger.settle(hold, cost), RangeError);
+    });
+
+    test('charge takes the whole amount at once, or nothing and InsufficientCredits naming both', async () => {
+      await ledger.grant(wallet, 10);
+      assert.deepEqual(await ledger.charge(wallet, 4), { charged: 4, remaining: 6 });
+      await assert.rejects(
+        () => ledger.charge(wallet, 7),
+        (err: unknown) => err instanceof InsufficientCredits && err.balance === 6 && err.needed === 7,
+      );
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 6, total_deposited: 10, total_spent: 4 });
+      // Each call is a charge of its own (it has no hold to be idempotent on); any case of the address.
+      assert.deepEqual(await ledger.charge(`0x${wallet.slice(2).toUpperCase()}`, 3), { charged: 3, remaining: 3 });
+      assert.deepEqual(await ledger.charge(wallet, 3), { charged: 3, remaining: 0 });
+      assert.deepEqual(await ledger.charge(wallet, 0), { charged: 0, remaining: 0 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 10, total_spent: 10 });
+    });
+
+    test('charge spends only what no hold has taken, counting expired holds as given back', async () => {
+      await ledger.grant(wallet, 10);
+      const hold = await ledger.reserve(wallet, 6);
+      await assert.rejects(
+        () => ledger.charge(wallet, 5),
+        (err: unknown) => err instanceof InsufficientCredits && err.balance === 4,
+      );
+      assert.deepEqual(await ledger.charge(wallet, 4), { charged: 4, remaining: 0 });
+      await assertInvariant(6);
+      await assert.rejects(() => ledger.reserve(wallet, 1), InsufficientCredits);
+      clock += TTL_MS + 1;
+      // The 6 held came back when the hold expired.
+      assert.deepEqual(await ledger.charge(wallet, 6), { charged: 6, remaining: 0 });
+      assert.deepEqual(await ledger.settle(hold, 6), { charged: 0, remaining: 0 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 10, total_spent: 10 });
+    });
+
+    test('charge on an unknown wallet: 0 answers an empty balance, more is InsufficientCredits', async () => {
+      assert.deepEqual(await ledger.charge(wallet, 0), { charged: 0, remaining: 0 });
+      await assert.rejects(
+        () => ledger.charge(wallet, 1),
+        (err: unknown) => err instanceof InsufficientCredits && err.balance === 0,
+      );
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 0, total_spent: 0 });
+    });
+
+    test('charge refuses a negative or fractional amount', async () => {
+      await ledger.grant(wallet, 4);
+      for (const amount of [-1, 0.5]) await assert.rejects(async () => ledger.charge(wallet, amount), RangeError);
+      assert.equal((await ledger.balance(wallet)).credits, 4);
+    });
+
+    test('200 concurrent charges of 1 beside 100 reserves of 1 on 150 credits: exactly 150 succeed, nothing below zero', async () => {
+      await ledger.grant(wallet, 150);
+      const [charged, held] = await Promise.all([
+        Promise.allSettled(Array.from({ length: 200 }, () => ledger.charge(wallet, 1))),
+        Promise.allSettled(Array.from({ length: 100 }, () => ledger.reserve(wallet, 1))),
+      ]);
+      const ok = [...charged, ...held].filter((outcome) => outcome.status === 'fulfilled').length;
+      assert.equal(ok, 150);
+      for (const outcome of [...charged, ...held]) {
+        if (outcome.status === 'rejected') assert.ok(outcome.reason instanceof InsufficientCredits);
+      }
+      for (const outcome of held) if (outcome.status === 'fulfilled') await ledger.settle(outcome.value, 1);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 150, total_spent: 150 });
+    });
+
+    test('release returns every held credit, is idempotent, and a settled hold cannot be released', async () => {
+      await ledger.grant(wallet, 10);
+      const hold = await ledger.reserve(wallet, 6);
+      await ledger.release(hold);
+      await ledger.release(hold);
+      assert.equal((await ledger.balance(wallet)).credits, 10);
+      const second = await ledger.reserve(wallet, 6);
+      await ledger.settle(second, 2);
+      await ledger.release(second);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 8, total_deposited: 10, total_spent: 2 });
+    });
+
+    test('a closed hold cannot be extended (ReservationClosed)', async () => {
+      await ledger.grant(wallet, 10);
+      const settled = await ledger.reserve(wallet, 2);
+      await ledger.settle(settled, 1);
+      await assert.rejects(() => ledger.extend(settled, 1), ReservationClosed);
+      const released = await ledger.reserve(wallet, 2);
+      await ledger.release(released);
+      await assert.rejects(
+        () => ledger.extend(released, 1),
+        (err: unknown) => err instanceof ReservationClosed && err.status === 409 && err.code === 'reservation_closed',
+      );
+      assert.equal((await ledger.balance(wallet)).credits, 9);
+    });
+
+    test('a hold past its TTL goes back to the wallet; settling it then charges nothing', async () => {
+      await ledger.grant(wallet, 10);
+      const hold = await ledger.reserve(wallet, 7);
+      clock += TTL_MS - 1;
+      assert.equal((await ledger.balance(wallet)).credits, 3);
+      clock += 2;
+      assert.equal((await ledger.balance(wallet)).credits, 10);
+      assert.deepEqual(await ledger.settle(hold, 5), { charged: 0, remaining: 10 });
+      await assert.rejects(() => ledger.extend(hold, 1), ReservationClosed);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
+    });
+
+    test('a hold settled past its TTL, before anything swept it, charges nothing; the wallet gets every expired hold back', async () => {
+      await ledger.grant(wallet, 10);
+      const settled = await ledger.reserve(wallet, 4);
+      await ledger.reserve(wallet, 5);
+      clock += TTL_MS + 1;
+      assert.deepEqual(await ledger.settle(settled, 3), { charged: 0, remaining: 10 });
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 10, total_deposited: 10, total_spent: 0 });
+    });
+
+    test('a reserve refused for want of credits counts the expired holds it freed', async () => {
+      await ledger.grant(wallet, 6);
+      await ledger.reserve(wallet, 4);
+      clock += TTL_MS + 1;
+      await assert.rejects(
+        () => ledger.reserve(wallet, 7),
+        (err: unknown) => err instanceof InsufficientCredits && err.balance === 6 && err.needed === 7,
+      );
+      assert.equal((await ledger.reserve(wallet, 6)).amount, 6);
+    });
+
+    test('extend renews a hold for another full TTL', async () => {
+      await ledger.grant(wallet, 10);
+      const hold = await ledger.reserve(wallet, 2);
+      clock += TTL_MS - 10;
+      await ledger.extend(hold, 1);
+      clock += TTL_MS - 10;
+      assert.deepEqual(await ledger.settle(hold, 3), { charged: 3, remaining: 7 });
+    });
+
+    test('an expired hold frees credits for a new reservation', async () => {
+      await ledger.grant(wallet, 5);
+      await ledger.reserve(wallet, 5);
+      await assert.rejects(() => ledger.reserve(wallet, 1), InsufficientCredits);
+      clock += TTL_MS + 1;
+      const fresh = await ledger.reserve(wallet, 5);
+      assert.equal(fresh.amount, 5);
+    });
+
+    test('an idempotent grant applies once and answers the first result to every repeat', async () => {
+      const key = `grant-${randomBytes(6).toString('hex')}`;
+      const first = await ledger.grant(wallet, 7, key);
+      await ledger.grant(wallet, 1);
+      const again = await ledger.grant(wallet, 7, key);
+      assert.deepEqual(again, first);
+      assert.deepEqual(first, { address: wallet, credits: 7, total_deposited: 7, total_spent: 0 });
+      assert.equal((await ledger.balance(wallet)).credits, 8);
+    });
+
+    test('an idempotency key reused for another amount or wallet is IdempotencyConflict', async () => {
+      const key = `grant-${randomBytes(6).toString('hex')}`;
+      await ledger.grant(wallet, 7, key);
+      await assert.rejects(
+        () => ledger.grant(wallet, 8, key),
+        (err: unknown) => err instanceof IdempotencyConflict && err.status === 409 && err.code === 'idempotency_key_reused',
+      );
+      await assert.rejects(() => ledger.grant(newWallet(), 7, key), IdempotencyConflict);
+      assert.equal((await ledger.balance(wallet)).credits, 7);
+    });
+
+    test('concurrent repeats of one idempotent grant apply it once', async () => {
+      const key = `grant-${randomBytes(6).toString('hex')}`;
+      const results = await Promise.all(Array.from({ length: 20 }, () => ledger.grant(wallet, 3, key)));
+      for (const result of results) assert.equal(result.total_deposited, 3);
+      assert.equal((await ledger.balance(wallet)).credits, 3);
+    });
+
+    test('200 concurrent reserves of 1 on 50 credits: exactly 50 succeed, and settling them spends exactly 50', async () => {
+      await ledger.grant(wallet, 50);
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 200 }, async () => {
+          const hold = await ledger.reserve(wallet, 1);
+          return ledger.settle(hold, 1);
+        }),
+      );
+      const ok = outcomes.filter((o) => o.status === 'fulfilled');
+      assert.equal(ok.length, 50);
+      for (const o of outcomes) {
+        if (o.status === 'rejected') assert.ok(o.reason instanceof InsufficientCredits, String(o.reason));
+      }
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 50, total_spent: 50 });
+    });
+
+    /** A deposit of `units` USDC atomic units (6 decimals) at 1000 units per credit. */
+    function usdc(units: bigint, externalId = newPaymentId()): ExternalCredit {
+      return { wallet, source: 'deposit', externalId, units, unitsPerCredit: 1_000n, remainderKey: '1:0xusdc' };
+    }
+
+    test('creditExternal credits whole credits into credits and total_deposited and keeps the remainder', async () => {
+      const first = await ledger.creditExternal(usdc(2_500n));
+      assert.deepEqual(first, {
+        status: 'credited',
+        credits: 2,
+        remainder: 500n,
+        balance: { address: wallet, credits: 2, total_deposited: 2, total_spent: 0 },
+      });
+      await assertInvariant(0);
+    });
+
+    test('remainders below one credit add up across payments, per wallet and remainder key', async () => {
+      const other = newWallet();
+      assert.equal((await ledger.creditExternal(usdc(600n))).credits, 0);
+      assert.equal((await ledger.creditExternal({ ...usdc(600n), remainderKey: '1:0xdai' })).credits, 0);
+      assert.equal((await ledger.creditExternal({ ...usdc(600n), wallet: other })).credits, 0);
+      const third = await ledger.creditExternal(usdc(1_500n));
+      assert.equal(third.credits, 2);
+      assert.equal(third.remainder, 100n);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 2, total_deposited: 2, total_spent: 0 });
+      assert.equal((await ledger.creditExternal({ ...usdc(400n), wallet: other })).credits, 1);
+      assert.equal((await ledger.creditExternal({ ...usdc(400n), remainderKey: '1:0xdai' })).remainder, 0n);
+    });
+
+    test('a payment credited again (any later call) adds nothing and answers repeat with the first credits', async () => {
+      const payment = usdc(3_700n);
+      const first = await ledger.creditExternal(payment);
+      await ledger.grant(wallet, 1);
+      const again = await ledger.creditExternal({ ...payment, wallet: wallet.toUpperCase().replace('0X', '0x') });
+      assert.deepEqual(again, {
+        status: 'repeat',
+        credits: first.credits,
+        remainder: 700n,
+        balance: { address: wallet, credits: 4, total_deposited: 4, total_spent: 0 },
+      });
+      // The same id from another source is another payment.
+      assert.equal((await ledger.creditExternal({ ...payment, source: 'x402' })).status, 'credited');
+    });
+
+    test('a payment below one credit is still recorded once', async () => {
+      const payment = usdc(999n);
+      assert.equal((await ledger.creditExternal(payment)).status, 'credited');
+      assert.deepEqual(await ledger.creditExternal(payment), {
+        status: 'repeat',
+        credits: 0,
+        remainder: 999n,
+        balance: { address: wallet, credits: 0, total_deposited: 0, total_spent: 0 },
+      });
+    });
+
+    test('a payment id credited with another wallet, amount, rate or remainder key is ExternalCreditConflict', async () => {
+      const payment = usdc(5_000n);
+      await ledger.creditExternal(payment);
+      for (const changed of [{ wallet: newWallet() }, { units: 5_001n }, { unitsPerCredit: 100n }, { remainderKey: '1:0xdai' }]) {
+        await assert.rejects(
+          () => ledger.creditExternal({ ...payment, ...changed }),
+          (err: unknown) => err instanceof ExternalCreditConflict && err.status === 409 && err.code === 'external_credit_conflict',
+        );
+      }
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 5, total_spent: 0 });
+    });
+
+    test('20 concurrent calls for one payment credit it once', async () => {
+      const payment = usdc(4_200n);
+      const results = await Promise.all(Array.from({ length: 20 }, () => ledger.creditExternal(payment)));
+      assert.equal(results.filter((r) => r.status === 'credited').length, 1);
+      for (const result of results) assert.equal(result.credits, 4);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 4, total_deposited: 4, total_spent: 0 });
+    });
+
+    test('30 concurrent payments sharing a remainder lose no unit', async () => {
+      const results = await Promise.all(Array.from({ length: 30 }, () => ledger.creditExternal(usdc(150n))));
+      assert.equal(
+        results.reduce((sum, r) => sum + r.credits, 0),
+        4,
+      );
+      assert.equal((await ledger.creditExternal(usdc(500n))).remainder, 0n);
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 5, total_spent: 0 });
+    });
+
+    test('units beyond 2^53 are exact (an 18-decimal token)', async () => {
+      const result = await ledger.creditExternal({ ...usdc(123_456_789_012_345_678_901_234n), unitsPerCredit: 10n ** 15n });
+      assert.equal(result.credits, 123_456_789);
+      assert.equal(result.remainder, 12_345_678_901_234n);
+    });
+
+    test('a payment past the largest exact total is LedgerTotalTooLarge and records nothing', async () => {
+      await ledger.grant(wallet, Number.MAX_SAFE_INTEGER - 1);
+      const payment = usdc(2_300n);
+      await assert.rejects(() => ledger.creditExternal(payment), LedgerTotalTooLarge);
+      assert.equal((await ledger.balance(wallet)).total_deposited, Number.MAX_SAFE_INTEGER - 1);
+      // Not recorded: the same id with other units is a first payment, not a conflict, and no remainder was kept.
+      assert.deepEqual(await ledger.creditExternal({ ...payment, units: 300n }), {
+        status: 'credited',
+        credits: 0,
+        remainder: 300n,
+        balance: { address: wallet, credits: Number.MAX_SAFE_INTEGER - 1, total_deposited: Number.MAX_SAFE_INTEGER - 1, total_spent: 0 },
+      });
+    });
+
+    test('creditExternal refuses units or a rate that are not positive, and empty ids', async () => {
+      for (const bad of [{ units: 0n }, { units: -5n }, { unitsPerCredit: 0n }, { externalId: '' }, { remainderKey: '' }]) {
+        await assert.rejects(async () => ledger.creditExternal({ ...usdc(1_000n), ...bad }), RangeError);
+      }
+      assert.equal((await ledger.balance(wallet)).credits, 0);
+    });
+
+    test('concurrent steps on different wallets do not disturb each other', async () => {
+      const others = Array.from({ length: 10 }, newWallet);
+      await Promise.all(others.map((other) => ledger.grant(other, 3)));
+      await Promise.all(
+        others.map(async (other) => {
+          const hold = await ledger.reserve(other, 2);
+          await ledger.extend(hold, 1);
+          await ledger.settle(hold, 2);
+        }),
+      );
+      for (const other of others) {
+        assert.deepEqual(await ledger.balance(other), { address: other, credits: 1, total_deposited: 3, total_spent: 2 });
+      }
+    });
+  });
+}
