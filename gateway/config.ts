@@ -37,6 +37,21 @@ const bucket = z
 /** The most a single upstream call may write, whatever the client or model allow. */
 export const OUTPUT_TOKEN_CEILING = 2048;
 
+/** What one upstream server takes, as a model's `upstream` or as each of its `upstreams`. */
+const timeoutMs = z
+  .number()
+  .int()
+  .positive()
+  .default(120_000)
+  .describe('Longest one upstream call may take (504 `upstream_timeout` after it)');
+const maxOutputTokens = z
+  .number()
+  .int()
+  .positive()
+  .max(OUTPUT_TOKEN_CEILING, `at most ${OUTPUT_TOKEN_CEILING} (the gateway's ceiling for one call)`)
+  .default(OUTPUT_TOKEN_CEILING)
+  .describe(`Most tokens one upstream call may write (the client's \`max_tokens\` can only lower it; never above ${OUTPUT_TOKEN_CEILING})`);
+
 const upstreamSchema = z
   .object({
     baseUrl: z.url().meta({
@@ -53,21 +68,78 @@ const upstreamSchema = z
       description: 'Upstream API key; the file only names the variable, the key stays in the environment',
       docEnv: '`<ALIAS>_UPSTREAM_API_KEY`, then `UPSTREAM_API_KEY`',
     }),
-    timeoutMs: z
+    timeoutMs,
+    maxOutputTokens,
+  })
+  .strict();
+
+/** A deployment's name is a metric label and a /health field: short, plain characters. */
+const deploymentName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, _ . - (at most 64, starting with a letter or digit)');
+
+/** One of a model's `upstreams` (docs/fleet.md): set in the file only, no variable rewrites a fleet. */
+const deploymentSchema = z
+  .object({
+    name: deploymentName.describe(
+      'Names the deployment in logs, metrics and `/health`, unique within the model (letters, digits, `_ . -`, at most 64). ' +
+        'A model has `upstreams` (several deployments, [the fleet](fleet.md)) or `upstream`, not both; ' +
+        'the `*_UPSTREAM_*` variables refuse a model with a list (exit 1)',
+    ),
+    baseUrl: z.url().describe("The deployment's OpenAI-compatible server"),
+    model: z.string().min(1).describe('Model name sent to it'),
+    apiKeyEnv: z.string().min(1).optional().describe('The variable that holds its API key (the key stays in the environment)'),
+    timeoutMs,
+    maxOutputTokens,
+    weight: z
       .number()
       .int()
-      .positive()
-      .default(120_000)
-      .describe('Longest one upstream call may take (504 `upstream_timeout` after it)'),
-    maxOutputTokens: z
+      .min(1, 'at least 1')
+      .default(1)
+      .describe("Share of the model's conversations this deployment takes among the healthy ones of its priority"),
+    priority: z
       .number()
       .int()
-      .positive()
-      .max(OUTPUT_TOKEN_CEILING, `at most ${OUTPUT_TOKEN_CEILING} (the gateway's ceiling for one call)`)
-      .default(OUTPUT_TOKEN_CEILING)
+      .nonnegative()
+      .default(0)
+      .describe('Lower first: a higher number takes calls only while every deployment of every lower number is unhealthy'),
+  })
+  .strict();
+
+/** How a model with several deployments chooses, cools down and fails over between them (gateway/chat/fleet.ts). */
+const routingSchema = z
+  .object({
+    imbalance: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(4)
       .describe(
-        `Most tokens one upstream call may write (the client's \`max_tokens\` can only lower it; never above ${OUTPUT_TOKEN_CEILING})`,
+        "A conversation's deployment with more than this many calls outstanding beyond the least loaded passes the call to the least loaded (outstanding ÷ weight)",
       ),
+    failuresToCooldown: z
+      .number()
+      .int()
+      .positive()
+      .default(3)
+      .describe('This many failed calls (connection, 5xx, timeout, in-stream error) within `failureWindowMs` cool a deployment down'),
+    failureWindowMs: z.number().int().positive().default(60_000).describe('The window failures are counted in'),
+    cooldownMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe(
+        'How long a deployment cooled down for failures (or a 429 without `Retry-After`) takes no calls, unless its probe answers first',
+      ),
+    maxCooldownMs: z.number().int().positive().default(300_000).describe("The longest cooldown an upstream's `Retry-After` can ask for"),
+    firstTokenTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe('A call that streamed nothing for this long is abandoned for another deployment (when another can take it)'),
+    probeIntervalMs: z.number().int().positive().default(30_000).describe("How often each deployment's `GET {baseUrl}/models` is probed"),
   })
   .strict();
 
@@ -77,8 +149,8 @@ const modelSchema = z
       .string()
       .min(1)
       .describe(
-        'Canonical id, listed by `/v1/models` (`svc-32b-conductor`). The first model is the primary: a request without `model` gets it, ' +
-          'and `/health` says `degraded` while its upstream is down',
+        'Canonical id, listed by `/v1/models` (`svc-32b-conductor`). The first model is the primary: a request without `model` gets it; ' +
+          '`/health` says `degraded` while some model has no upstream up',
       ),
     alias: z
       .string()
@@ -89,7 +161,9 @@ const modelSchema = z
       ),
     ownedBy: z.string().min(1).default('switchyard').describe('`owned_by` in `/v1/models`'),
     created: z.number().int().nonnegative().default(1_735_689_600).describe('`created` in `/v1/models` (Unix seconds)'),
-    upstream: upstreamSchema,
+    upstream: upstreamSchema.optional(),
+    upstreams: z.array(deploymentSchema).min(1, 'at least one deployment').optional(),
+    routing: routingSchema.prefault({}),
   })
   .strict();
 
@@ -351,7 +425,7 @@ export const configSchema = z
           .default(6 * 60_000)
           .describe(
             'An unsettled credit reservation (crash, hang) is released after this long; must exceed `chat.deadlineMs`, ' +
-              'every `upstream.timeoutMs` and every MCP server `timeoutMs`, or long work would run free',
+              "every upstream's (and deployment's) `timeoutMs` and every MCP server `timeoutMs`, or long work would run free",
           ),
         nonceTtlMs: z
           .number()
@@ -516,10 +590,15 @@ export const configSchema = z
   })
   .strict();
 
-export type Config = z.infer<typeof configSchema> & {
-  server: z.infer<typeof configSchema>['server'] & { publicUrl: string };
+type ParsedConfig = z.infer<typeof configSchema>;
+export type DeploymentConfig = z.infer<typeof deploymentSchema>;
+export type RoutingConfig = z.infer<typeof routingSchema>;
+/** A model as the gateway uses it: `upstream` has become a list of one deployment named `default`. */
+export type ModelConfig = Omit<z.infer<typeof modelSchema>, 'upstream' | 'upstreams'> & { upstreams: DeploymentConfig[] };
+export type Config = Omit<ParsedConfig, 'server' | 'models'> & {
+  server: ParsedConfig['server'] & { publicUrl: string };
+  models: ModelConfig[];
 };
-export type ModelConfig = z.infer<typeof modelSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type DepositsConfig = z.infer<typeof configSchema>['deposits'];
 export type X402Config = z.infer<typeof x402Schema>;
@@ -620,21 +699,64 @@ function applyDepositEnv(raw: Record<string, unknown>, env: Env): void {
   }
 }
 
-/** Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. */
+/**
+ * Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. They
+ * describe one server, so a model with a list of deployments refuses them rather than have one
+ * variable silently rewrite a fleet.
+ */
 function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
   if (!Array.isArray(raw.models)) return;
-  for (const model of raw.models as Array<Record<string, unknown>>) {
-    if (typeof model !== 'object' || model === null || typeof model.alias !== 'string') continue;
+  (raw.models as Array<Record<string, unknown>>).forEach((model, i) => {
+    if (typeof model !== 'object' || model === null || typeof model.alias !== 'string') return;
     const prefix = `${model.alias.toUpperCase().replace(/-/g, '_')}_UPSTREAM_`;
-    const upstream = section(model, 'upstream');
+    const named = `models.${i} ("${String(model.id)}")`;
+    if (model.upstream !== undefined && model.upstreams !== undefined) {
+      throw new ConfigError(`config: ${named}: set either "upstream" (one server) or "upstreams" (a list), not both`);
+    }
+    if (model.upstreams !== undefined) {
+      const set = [`${prefix}BASE_URL`, `${prefix}MODEL`, `${prefix}API_KEY`, 'UPSTREAM_BASE_URL', 'UPSTREAM_API_KEY'].filter(
+        (name) => nonEmpty(env[name]) !== undefined,
+      );
+      if (set.length) {
+        throw new ConfigError(
+          `config: ${named} has a list of upstreams: ${set.join(', ')} would rewrite it; set each deployment in the file instead`,
+        );
+      }
+      return;
+    }
     const baseUrl = nonEmpty(env[`${prefix}BASE_URL`]) ?? nonEmpty(env.UPSTREAM_BASE_URL);
-    if (baseUrl) upstream.baseUrl = baseUrl;
     const name = nonEmpty(env[`${prefix}MODEL`]);
-    if (name) upstream.model = name;
     // The key itself stays in the environment; config only records which variable holds it.
-    if (nonEmpty(env[`${prefix}API_KEY`])) upstream.apiKeyEnv = `${prefix}API_KEY`;
-    else if (nonEmpty(env.UPSTREAM_API_KEY)) upstream.apiKeyEnv = 'UPSTREAM_API_KEY';
-  }
+    const apiKeyEnv = nonEmpty(env[`${prefix}API_KEY`])
+      ? `${prefix}API_KEY`
+      : nonEmpty(env.UPSTREAM_API_KEY)
+        ? 'UPSTREAM_API_KEY'
+        : undefined;
+    if (!baseUrl && !name && !apiKeyEnv) return;
+    const upstream = section(model, 'upstream');
+    if (baseUrl) upstream.baseUrl = baseUrl;
+    if (name) upstream.model = name;
+    if (apiKeyEnv) upstream.apiKeyEnv = apiKeyEnv;
+  });
+}
+
+/**
+ * Every model with its deployments as a list (`upstream` is the list of one named `default`);
+ * a model with neither, or two deployments of one name, is refused naming it.
+ */
+function withDeployments(models: ParsedConfig['models']): ModelConfig[] {
+  return models.map(({ upstream, upstreams, ...model }, i) => {
+    if (upstream) return { ...model, upstreams: [{ name: 'default', ...upstream, weight: 1, priority: 0 }] };
+    if (!upstreams) throw new ConfigError(`config: models.${i} ("${model.id}"): needs "upstream" (one server) or "upstreams" (a list)`);
+    const names = new Set<string>();
+    upstreams.forEach((deployment, j) => {
+      if (names.has(deployment.name)) {
+        throw new ConfigError(`config: models.${i}.upstreams.${j}.name: "${deployment.name}" is used twice in model "${model.id}"`);
+      }
+      names.add(deployment.name);
+    });
+    return { ...model, upstreams };
+  });
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -663,7 +785,8 @@ export function parseConfig(json: unknown, env: Env): Config {
   applyDepositEnv(raw, env);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map(describeIssue).join('\n'));
-  const config = parsed.data;
+  checkReservationOutlivesWork(parsed.data);
+  const config = { ...parsed.data, models: withDeployments(parsed.data.models) };
 
   const aliases = new Set<string>();
   for (const model of config.models) {
@@ -672,7 +795,6 @@ export function parseConfig(json: unknown, env: Env): Config {
       aliases.add(name);
     }
   }
-  checkReservationOutlivesWork(config);
   for (const [key, chain] of Object.entries(config.deposits.chains)) {
     if (chain.treasury && chain.tokens.length === 0) {
       throw new ConfigError(`config: deposits.chains.${key}: a treasury needs at least one token (address, decimals, unitsPerCredit)`);
@@ -706,11 +828,14 @@ export function parseConfig(json: unknown, env: Env): Config {
  * (settle finds nothing to charge), so the TTL must outlast the longest work: a whole chat, one
  * upstream call, one tool call.
  */
-function checkReservationOutlivesWork(config: z.infer<typeof configSchema>): void {
+function checkReservationOutlivesWork(config: ParsedConfig): void {
   const ttl = config.accounts.reservationTtlMs;
   const bounds: Array<[string, number]> = [
     ['chat.deadlineMs', config.chat.deadlineMs],
-    ...config.models.map((m, i): [string, number] => [`models.${i}.upstream.timeoutMs`, m.upstream.timeoutMs]),
+    ...config.models.flatMap((m, i): Array<[string, number]> => [
+      ...(m.upstream ? [[`models.${i}.upstream.timeoutMs`, m.upstream.timeoutMs] as [string, number]] : []),
+      ...(m.upstreams ?? []).map((d, j): [string, number] => [`models.${i}.upstreams.${j}.timeoutMs`, d.timeoutMs]),
+    ]),
     ...Object.entries(config.mcpServers).map(([name, s]): [string, number] => [`mcpServers.${name}.timeoutMs`, s.timeoutMs]),
   ];
   for (const [field, value] of bounds) {
