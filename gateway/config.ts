@@ -1,7 +1,13 @@
 /**
  * The gateway's whole configuration: one zod schema for `config/gateway.json`, plus the
- * environment overrides README documents. Parsed once at start; a bad file or value throws a
- * ConfigError naming the field, and `main.ts` exits 1 with that message.
+ * environment overrides. Parsed once at start; a bad file or value throws a ConfigError naming
+ * the field, and `main.ts` exits 1 with that message.
+ *
+ * Each setting's `.describe()` (and `.meta()`: `docEnv` for variables named per model or chain,
+ * `docDefault` where the schema's default does not speak for itself) is what
+ * docs/configuration.md says of it: `npm run docs:config` writes its tables from this file and
+ * ENV_OVERRIDES, and a test fails when the page and the schema differ or a setting has no
+ * description.
  *
  * @example
  *   const config = parseConfig(JSON.parse(text), process.env)
@@ -31,29 +37,133 @@ const bucket = z
 /** The most a single upstream call may write, whatever the client or model allow. */
 export const OUTPUT_TOKEN_CEILING = 2048;
 
+/** What one upstream server takes, as a model's `upstream` or as each of its `upstreams`. */
+const timeoutMs = z
+  .number()
+  .int()
+  .positive()
+  .default(120_000)
+  .describe('Longest one upstream call may take (504 `upstream_timeout` after it)');
+const maxOutputTokens = z
+  .number()
+  .int()
+  .positive()
+  .max(OUTPUT_TOKEN_CEILING, `at most ${OUTPUT_TOKEN_CEILING} (the gateway's ceiling for one call)`)
+  .default(OUTPUT_TOKEN_CEILING)
+  .describe(`Most tokens one upstream call may write (the client's \`max_tokens\` can only lower it; never above ${OUTPUT_TOKEN_CEILING})`);
+
 const upstreamSchema = z
   .object({
-    baseUrl: z.url(),
-    model: z.string().min(1),
-    /** Name of the environment variable that holds the upstream API key (never the key itself). */
-    apiKeyEnv: z.string().min(1).optional(),
-    timeoutMs: z.number().int().positive().default(120_000),
-    maxOutputTokens: z
+    baseUrl: z.url().meta({
+      description: 'OpenAI-compatible upstream of a model (`CONDUCTOR_…`, `OPERATOR_…`); the per-alias variable wins',
+      docEnv: '`<ALIAS>_UPSTREAM_BASE_URL`, then `UPSTREAM_BASE_URL`',
+      docDefault: 'per model in the file',
+    }),
+    model: z.string().min(1).meta({
+      description: 'Model name sent upstream',
+      docEnv: '`<ALIAS>_UPSTREAM_MODEL`',
+      docDefault: 'per model in the file',
+    }),
+    apiKeyEnv: z.string().min(1).optional().meta({
+      description: 'Upstream API key; the file only names the variable, the key stays in the environment',
+      docEnv: '`<ALIAS>_UPSTREAM_API_KEY`, then `UPSTREAM_API_KEY`',
+    }),
+    timeoutMs,
+    maxOutputTokens,
+  })
+  .strict();
+
+/** A deployment's name is a metric label and a /health field: short, plain characters. */
+const deploymentName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, _ . - (at most 64, starting with a letter or digit)');
+
+/** One of a model's `upstreams` (docs/fleet.md): set in the file only, no variable rewrites a fleet. */
+const deploymentSchema = z
+  .object({
+    name: deploymentName.describe(
+      'Names the deployment in logs, metrics and `/health`, unique within the model (letters, digits, `_ . -`, at most 64). ' +
+        'A model has `upstreams` (several deployments, [the fleet](fleet.md)) or `upstream`, not both; ' +
+        'the `*_UPSTREAM_*` variables refuse a model with a list (exit 1)',
+    ),
+    baseUrl: z.url().describe("The deployment's OpenAI-compatible server"),
+    model: z.string().min(1).describe('Model name sent to it'),
+    apiKeyEnv: z.string().min(1).optional().describe('The variable that holds its API key (the key stays in the environment)'),
+    timeoutMs,
+    maxOutputTokens,
+    weight: z
+      .number()
+      .int()
+      .min(1, 'at least 1')
+      .default(1)
+      .describe("Share of the model's conversations this deployment takes among the healthy ones of its priority"),
+    priority: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(0)
+      .describe('Lower first: a higher number takes calls only while every deployment of every lower number is unhealthy'),
+  })
+  .strict();
+
+/** How a model with several deployments chooses, cools down and fails over between them (gateway/chat/fleet.ts). */
+const routingSchema = z
+  .object({
+    imbalance: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(4)
+      .describe(
+        "A conversation's deployment with more than this many calls outstanding beyond the least loaded passes the call to the least loaded (outstanding ÷ weight)",
+      ),
+    failuresToCooldown: z
       .number()
       .int()
       .positive()
-      .max(OUTPUT_TOKEN_CEILING, `at most ${OUTPUT_TOKEN_CEILING} (the gateway's ceiling for one call)`)
-      .default(OUTPUT_TOKEN_CEILING),
+      .default(3)
+      .describe('This many failed calls (connection, 5xx, timeout, in-stream error) within `failureWindowMs` cool a deployment down'),
+    failureWindowMs: z.number().int().positive().default(60_000).describe('The window failures are counted in'),
+    cooldownMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe(
+        'How long a deployment cooled down for failures (or a 429 without `Retry-After`) takes no calls, unless its probe answers first',
+      ),
+    maxCooldownMs: z.number().int().positive().default(300_000).describe("The longest cooldown an upstream's `Retry-After` can ask for"),
+    firstTokenTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(30_000)
+      .describe('A call that streamed nothing for this long is abandoned for another deployment (when another can take it)'),
+    probeIntervalMs: z.number().int().positive().default(30_000).describe("How often each deployment's `GET {baseUrl}/models` is probed"),
   })
   .strict();
 
 const modelSchema = z
   .object({
-    id: z.string().min(1),
-    alias: z.string().regex(/^[a-z][a-z0-9_-]*$/, 'lower-case letters, digits, _ and -'),
-    ownedBy: z.string().min(1).default('switchyard'),
-    created: z.number().int().nonnegative().default(1_735_689_600),
-    upstream: upstreamSchema,
+    id: z
+      .string()
+      .min(1)
+      .describe(
+        'Canonical id, listed by `/v1/models` (`svc-32b-conductor`). The first model is the primary: a request without `model` gets it; ' +
+          '`/health` says `degraded` while some model has no upstream up',
+      ),
+    alias: z
+      .string()
+      .regex(/^[a-z][a-z0-9_-]*$/, 'lower-case letters, digits, _ and -')
+      .describe(
+        'Short name accepted wherever the id is (`conductor`): lower-case letters, digits, `_` and `-`; upper-cased, `-` as `_`, ' +
+          "it names the model's `<ALIAS>_UPSTREAM_*` variables",
+      ),
+    ownedBy: z.string().min(1).default('switchyard').describe('`owned_by` in `/v1/models`'),
+    created: z.number().int().nonnegative().default(1_735_689_600).describe('`created` in `/v1/models` (Unix seconds)'),
+    upstream: upstreamSchema.optional(),
+    upstreams: z.array(deploymentSchema).min(1, 'at least one deployment').optional(),
+    routing: routingSchema.prefault({}),
   })
   .strict();
 
@@ -93,16 +203,40 @@ const depositTokenSchema = z
 
 const depositChainSchema = z
   .object({
-    /** Where deposits are sent; without it the chain is not watched. */
     treasury: z
       .string()
       .regex(/^0x[0-9a-fA-F]{40}$/, 'an address (0x + 40 hex digits)')
-      .optional(),
-    /** A block tag the node finalizes (`finalized`, or `safe` where the operator accepts it), or a block count. */
-    confirmations: z.union([z.enum(['finalized', 'safe']), z.number().int().positive()]).default('finalized'),
-    /** The first block to scan; default the head when the watcher first runs. */
-    startBlock: z.number().int().nonnegative().optional(),
-    tokens: z.array(depositTokenSchema).default([]),
+      .optional()
+      .meta({
+        description:
+          'Address deposits are sent to; unset: the chain is not watched. `<CHAIN>` is the key upper-cased, `-` as `_` ' +
+          "(`BASE`, `ZKSYNC_ERA`); the variable creates the chain's entry when the file has none (its tokens must be in the file)",
+        docEnv: '`DEPOSIT_TREASURY_<CHAIN>`',
+      }),
+    confirmations: z
+      .union([z.enum(['finalized', 'safe']), z.number().int().positive()])
+      .default('finalized')
+      .meta({
+        description:
+          "When a deposit is credited: once its block is `finalized`, or `safe`, by the node's own tags, " +
+          'or once it has this many confirmations (a number; the block holding it is the first)',
+        docEnv: '`DEPOSIT_CONFIRMATIONS_<CHAIN>`',
+      }),
+    startBlock: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .meta({ description: 'First block scanned; later runs resume from the saved cursor', docDefault: 'the head at the first run' }),
+    tokens: z
+      .array(depositTokenSchema)
+      .default([])
+      .meta({
+        description:
+          'Accepted tokens: `{symbol, address, decimals, unitsPerCredit}`; `unitsPerCredit` is atomic units per credit ' +
+          '(`1000` with 6 decimals: 0.001 USDC a credit; a string for values past 2^53)',
+        docDefault: 'none (a treasury needs one)',
+      }),
   })
   .strict();
 
@@ -128,170 +262,327 @@ const x402AssetSchema = z
 /** Pay-on-402 top-ups (x402 protocol version 2); off when absent. */
 const x402Schema = z
   .object({
-    /** The facilitator that verifies and settles payments (the gateway never signs or broadcasts). */
-    facilitatorUrl: z.url(),
-    /** Headers every facilitator call carries (e.g. Authorization). */
-    facilitatorHeaders: z.record(z.string(), z.string()).default({}),
-    /** Where payments go. */
-    payTo: evmAddress,
-    assets: z.array(x402AssetSchema).min(1),
-    /** Top-ups offered, in credits; the smallest offer is raised to cover the refused request's hold. */
-    topUpCredits: z.array(z.number().int().positive()).min(1).default([1000]),
-    /** The largest top-up a payment may carry, in credits. */
-    maxTopUpCredits: z.number().int().positive().default(1_000_000),
-    /** How long an offer's signed authorization may stay valid. */
-    maxTimeoutSeconds: z.number().int().min(30).default(300),
-    verifyTimeoutMs: z.number().int().positive().default(10_000),
-    /** A settlement not answered in this time has an unknown outcome: 503 payment_pending, reconciled later. */
-    settleTimeoutMs: z.number().int().positive().default(60_000),
-    reconcileIntervalMs: z.number().int().positive().default(30_000),
+    facilitatorUrl: z
+      .url()
+      .describe(
+        'The x402 facilitator that verifies and settles payments (`POST /verify`, `POST /settle`); the gateway never signs or broadcasts',
+      ),
+    facilitatorHeaders: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe("Headers every facilitator call carries (a hosted facilitator's API key)"),
+    payTo: evmAddress.describe('The address payments go to; it may not be a deposit treasury (a payment would be credited twice)'),
+    assets: z
+      .array(x402AssetSchema)
+      .min(1)
+      .describe(
+        'The stablecoins accepted, each `{network, address, name, version, unitsPerCredit, rpcUrl}`: CAIP-2 network (`eip155:8453`), ' +
+          'an EIP-3009 token, its EIP-712 domain name and version (USDC on Base: `"USD Coin"`, `"2"`), atomic units per credit ' +
+          '(`"10000"`: 0.01 USDC), and that chain\'s JSON-RPC (read only, for reconciliation)',
+      ),
+    topUpCredits: z
+      .array(z.number().int().positive())
+      .min(1)
+      .default([1000])
+      .describe("Top-ups offered, in credits; the smallest is raised to cover the refused request's hold"),
+    maxTopUpCredits: z.number().int().positive().default(1_000_000).describe('The largest top-up one payment may carry'),
+    maxTimeoutSeconds: z.number().int().min(30).default(300).describe('How long a signed authorization may stay valid (at least 30)'),
+    verifyTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe('A verification not answered in this time is 503 `facilitator_unavailable`'),
+    settleTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(60_000)
+      .describe('A settlement not answered in this time is 503 `payment_pending`, reconciled later'),
+    reconcileIntervalMs: z.number().int().positive().default(30_000).describe('How often pending settlements are checked on chain'),
   })
   .strict();
 
 const booleanString = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-const configSchema = z
+export const configSchema = z
   .object({
     server: z
       .object({
-        port: z.number().int().min(0).max(65535).default(8080),
-        host: z.string().min(1).default('127.0.0.1'),
-        /** Public origin clients use; default `http://HOST:PORT`. SIWE's domain and uri come from it. */
-        publicUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+        port: z.number().int().min(0).max(65535).default(8080).describe('Port to listen on'),
+        host: z.string().min(1).default('127.0.0.1').describe('Interface to listen on'),
+        publicUrl: z
+          .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+          .optional()
+          .meta({
+            description:
+              'Public origin (`http://` or `https://`); SIWE `domain` and `uri` come from it. With `HOST=0.0.0.0` set it, ' +
+              'or the SIWE domain is `0.0.0.0:PORT` (warned at start)',
+            docDefault: '`http://HOST:PORT`',
+          }),
         bodyLimitBytes: z
           .number()
           .int()
           .positive()
-          .default(4 * 1024 * 1024),
-        /** How long in-flight requests may run after SIGTERM before they are aborted. */
-        shutdownGraceMs: z.number().int().nonnegative().default(10_000),
-        /** After SIGTERM, keep serving this long while /health answers 503 `draining` (load balancers notice). */
-        drainDelayMs: z.number().int().nonnegative().default(5_000),
-        corsOrigins: z.array(z.string().min(1)).default([]),
-        /** Trust X-Forwarded-For for the client IP (behind a reverse proxy). */
-        trustProxy: z.boolean().default(false),
+          .default(4 * 1024 * 1024)
+          .describe('Largest request body (413 above)'),
+        shutdownGraceMs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(10_000)
+          .describe('In-flight requests may finish for this long after SIGTERM (once the drain delay is over)'),
+        drainDelayMs: z
+          .number()
+          .int()
+          .nonnegative()
+          .default(5_000)
+          .describe('After SIGTERM, keep serving this long while `/health` answers 503 `draining`, so a load balancer stops sending first'),
+        corsOrigins: z.array(z.string().min(1)).default([]).describe('Origins allowed by CORS (`*` for any)'),
+        trustProxy: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Take the client IP from `X-Forwarded-For`: its last entry, the one the proxy in front (one hop) added; ' +
+              "earlier entries are the client's own and never trusted",
+          ),
       })
       .strict()
       .prefault({}),
-    freeMode: z.boolean().default(false),
-    dataDir: z.string().min(1).default('./data'),
-    /**
-     * Cluster mode: with `databaseUrl` (PostgreSQL) any number of gateways share keys and ledger;
-     * with `redisUrl` too they share limits, nonces and key-cache invalidation.
-     */
+    freeMode: z.boolean().default(false).describe('Accept requests with only a wallet header; charge nothing'),
+    dataDir: z.string().min(1).default('./data').describe('Where the SQLite store and its lock live (embedded mode)'),
     cluster: z
       .object({
         databaseUrl: z
           .string()
           .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL')
-          .optional(),
+          .optional()
+          .describe(
+            'PostgreSQL (`postgres://…`): cluster mode, keys and credits there, any number of instances ' +
+              '(see [Running several instances](several-instances.md))',
+          ),
         redisUrl: z
           .string()
           .regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL')
-          .optional(),
-        /** Keeps several deployments apart on one Redis. */
+          .optional()
+          .describe(
+            'Redis (`redis://…`, `rediss://…`) shared by the instances: limits, nonces, chat leases, key-cache invalidation; ' +
+              'needs `DATABASE_URL` (alone it is exit 1)',
+          ),
         redisPrefix: z
           .string()
           .min(1)
           .max(64)
           .regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and : _ . -')
-          .default('switchyard:'),
+          .default('switchyard:')
+          .describe('Prefix of every Redis key, so several deployments can share one Redis'),
       })
       .strict()
       .prefault({}),
-    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    adminToken: z.string().min(16, 'at least 16 characters').optional(),
+    logLevel: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info')
+      .describe('pino level (the environment variable also reaches every tool server)'),
+    adminToken: z
+      .string()
+      .min(16, 'at least 16 characters')
+      .optional()
+      .describe('Bearer token for `/metrics` and `/admin/*`, at least 16 characters'),
     limits: z
       .object({
-        perWallet: bucket.prefault({ points: 600, durationSec: 60 }),
-        perIp: bucket.prefault({ points: 1200, durationSec: 60 }),
-        chatConcurrencyPerWallet: z.number().int().positive().default(8),
-        chatConcurrencyTotal: z.number().int().positive().default(256),
+        perWallet: bucket
+          .prefault({ points: 600, durationSec: 60 })
+          .describe(
+            'Requests per wallet per window, checked after the wallet header; 429 `rate_limited` above; cluster-wide with `REDIS_URL`',
+          ),
+        perIp: bucket
+          .prefault({ points: 1200, durationSec: 60 })
+          .describe(
+            'Requests per client IP per window (all routes but `/health`), checked before the wallet header; 429 `rate_limited` above; ' +
+              'cluster-wide with `REDIS_URL`',
+          ),
+        chatConcurrencyPerWallet: z
+          .number()
+          .int()
+          .positive()
+          .default(8)
+          .describe('Chat requests one wallet may have running at once (a stream counts until it ends); cluster-wide with `REDIS_URL`'),
+        chatConcurrencyTotal: z
+          .number()
+          .int()
+          .positive()
+          .default(256)
+          .describe('Chat requests the gateway runs at once (always per instance: it protects the instance)'),
       })
       .strict()
       .prefault({}),
     accounts: z
       .object({
-        /** An unsettled reservation is released after this long (crash, hang). */
         reservationTtlMs: z
           .number()
           .int()
           .positive()
-          .default(6 * 60_000),
+          .default(6 * 60_000)
+          .describe(
+            'An unsettled credit reservation (crash, hang) is released after this long; must exceed `chat.deadlineMs`, ' +
+              "every upstream's (and deployment's) `timeoutMs` and every MCP server `timeoutMs`, or long work would run free",
+          ),
         nonceTtlMs: z
           .number()
           .int()
           .positive()
-          .default(10 * 60_000),
-        /** Smart-account (EIP-1271/6492) SIWE signatures are checked against this RPC when set. */
-        siweRpcUrl: z.url().optional(),
+          .default(10 * 60_000)
+          .describe(
+            'Lifetime of a SIWE nonce from `GET /auth/nonce` (kept in memory: a restart forgets outstanding nonces; in Redis with `REDIS_URL`)',
+          ),
+        siweRpcUrl: z
+          .url()
+          .optional()
+          .describe(
+            'Chain RPC that checks smart-account (EIP-1271/6492) SIWE signatures (5 s timeout, no retries); ' +
+              'unset: only EOA signatures, others get 401 `unsupported_signature`',
+          ),
       })
       .strict()
       .prefault({}),
     models: z.array(modelSchema).min(1),
     chat: z
       .object({
-        maxRounds: z.number().int().min(0).max(8).default(8),
-        /** A whole chat request has this deadline (`chat_deadline_ms`). */
-        deadlineMs: z.number().int().positive().default(300_000),
-        toolConcurrency: z.number().int().positive().default(4),
-        toolResultMaxChars: z.number().int().positive().default(16_000),
-        /** A streamed answer sends a `: keepalive` comment after this long without output (proxies drop idle connections). */
-        keepAliveMs: z.number().int().positive().default(15_000),
-        /** How long the gateway's own rounds are kept for the client's continuation after it handed back client tool calls. */
-        keptRoundsTtlMs: z.number().int().positive().default(3_600_000),
-        /** Embedded mode keeps them in memory: at most this many handed-back rounds, least recently used dropped first. */
-        keptRoundsMaxEntries: z.number().int().positive().default(10_000),
-        /**
-         * Every store holds at most this much of kept rounds in all, the oldest dropped first: characters in
-         * memory, bytes in Redis or PostgreSQL (callers rotating wallet headers cannot fill them).
-         */
+        maxRounds: z
+          .number()
+          .int()
+          .min(0)
+          .max(8)
+          .default(8)
+          .describe('Tool rounds per chat (at most 8); after them one last call with `tool_choice: "none"`'),
+        deadlineMs: z
+          .number()
+          .int()
+          .positive()
+          .default(300_000)
+          .describe('Deadline of a whole chat request (504 `chat_deadline_exceeded`)'),
+        toolConcurrency: z.number().int().positive().default(4).describe('Tool calls of one round that run at once'),
+        toolResultMaxChars: z
+          .number()
+          .int()
+          .positive()
+          .default(16_000)
+          .describe('A tool result longer than this is cut, with a `[truncated: …]` marker the model can see'),
+        keepAliveMs: z
+          .number()
+          .int()
+          .positive()
+          .default(15_000)
+          .describe(
+            'A streamed answer that wrote nothing for this long (tools running, the model reasoning) sends a `: keepalive` comment, ' +
+              'so proxies do not drop the idle connection',
+          ),
+        keptRoundsTtlMs: z
+          .number()
+          .int()
+          .positive()
+          .default(3_600_000)
+          .describe(
+            'How long the gateway keeps its own tool rounds of an answer that handed the client its function calls, ' +
+              'for the continuation request (see [client functions](chat-and-tools.md#client-functions-hybrid-tool-calling))',
+          ),
+        keptRoundsMaxEntries: z
+          .number()
+          .int()
+          .positive()
+          .default(10_000)
+          .describe("Embedded mode keeps them in memory: at most this many answers' rounds, the least recently used dropped first"),
+        // Callers rotating wallet headers cannot fill the stores.
         keptRoundsMaxChars: z
           .number()
           .int()
           .positive()
-          .default(64 * 1024 * 1024),
+          .default(64 * 1024 * 1024)
+          .describe(
+            'The most kept rounds held in all, oldest dropped first: characters in memory, bytes in Redis or PostgreSQL ' +
+              '(shared by every instance)',
+          ),
         preamble: z
           .string()
           .default(
             'You are Switchyard, an assistant that answers with the help of read-only tools. Today is {date}. ' +
               'Tools can read blockchains, prices, the web and a knowledge base; none can sign or send anything. ' +
               'Use tools when they help, and cite the sources (URLs, chains, providers) your answer relies on.',
-          ),
+          )
+          .meta({
+            description: "System message put before the conversation; `{date}` becomes today's date (UTC)",
+            docDefault: 'read-only tools, cite sources',
+          }),
       })
       .strict()
       .prefault({}),
-    /** Stored responses of POST /v1/responses (`store: true`): how long, and how many per wallet. */
     responses: z
       .object({
         ttlMs: z
           .number()
           .int()
           .positive()
-          .default(24 * 3_600_000),
-        maxPerWallet: z.number().int().positive().default(100),
+          .default(24 * 3_600_000)
+          .describe('A stored response of `POST /v1/responses` is kept this long (24 h), then never returned and swept'),
+        maxPerWallet: z
+          .number()
+          .int()
+          .positive()
+          .default(100)
+          .describe('Stored responses one wallet keeps; storing one more drops its oldest'),
         maxBytesPerWallet: z
           .number()
           .int()
           .positive()
-          .default(16 * 1024 * 1024),
-        /** Expired responses are deleted this often (reads never return them even before). */
-        sweepIntervalMs: z.number().int().positive().default(60_000),
+          .default(16 * 1024 * 1024)
+          .describe(
+            'Bytes of stored responses (response object and conversation, as JSON) one wallet keeps; the oldest go first, ' +
+              'and a single response larger than this is not stored',
+          ),
+        sweepIntervalMs: z.number().int().positive().default(60_000).describe('How often expired responses are deleted'),
       })
       .strict()
       .prefault({}),
-    mcpServers: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema).default({}),
+    mcpServers: z
+      .record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema)
+      .default({})
+      .describe(
+        'The tool servers, by name: a stdio server the gateway starts (`command`) or a Streamable HTTP server it reaches (`url`); ' +
+          'see [Configuring tool servers](tool-servers.md#configuring-tool-servers)',
+      ),
     /** Stablecoin deposits to a treasury, credited after confirmations (gateway/deposits/). Off until a chain has a treasury. */
     deposits: z
       .object({
-        pollIntervalMs: z.number().int().positive().default(5_000),
-        /** /health says `degraded` when a chain's watcher has made no progress (a page scanned, a pass completed) for this long. */
-        stallAfterMs: z.number().int().positive().default(600_000),
-        /** Blocks per eth_getLogs call at first; halved when a provider refuses the range. */
-        maxBlockRange: z.number().int().positive().default(1_000),
-        rpcTimeoutMs: z.number().int().positive().default(10_000),
-        /** By the chain's key in config/chains.json (`base`, `ethereum`, …). */
-        chains: z.record(z.string().regex(/^[a-z0-9-]+$/), depositChainSchema).default({}),
+        chains: z
+          .record(z.string().regex(/^[a-z0-9-]+$/), depositChainSchema)
+          .default({})
+          .meta({ docKey: '<chain>' }),
+        pollIntervalMs: z
+          .number()
+          .int()
+          .positive()
+          .default(5_000)
+          .describe("Pause between passes of a chain's watcher (a failed pass backs off: doubling, up to 5 min)"),
+        stallAfterMs: z
+          .number()
+          .int()
+          .positive()
+          .default(600_000)
+          .describe(
+            "`/health` says `degraded` once a chain's watcher has made no progress (no page scanned, no pass completed) for this long",
+          ),
+        maxBlockRange: z
+          .number()
+          .int()
+          .positive()
+          .default(1_000)
+          .describe('Blocks per `eth_getLogs` call at most; halved each time a provider refuses the range, doubled again once pages fit'),
+        rpcTimeoutMs: z
+          .number()
+          .int()
+          .positive()
+          .default(10_000)
+          .describe("Timeout of each RPC request (the chain's next URL is tried after it)"),
       })
       .strict()
       .prefault({}),
@@ -299,49 +590,70 @@ const configSchema = z
   })
   .strict();
 
-export type Config = z.infer<typeof configSchema> & {
-  server: z.infer<typeof configSchema>['server'] & { publicUrl: string };
+type ParsedConfig = z.infer<typeof configSchema>;
+export type DeploymentConfig = z.infer<typeof deploymentSchema>;
+export type RoutingConfig = z.infer<typeof routingSchema>;
+/** A model as the gateway uses it: `upstream` has become a list of one deployment named `default`. */
+export type ModelConfig = Omit<z.infer<typeof modelSchema>, 'upstream' | 'upstreams'> & { upstreams: DeploymentConfig[] };
+export type Config = Omit<ParsedConfig, 'server' | 'models'> & {
+  server: ParsedConfig['server'] & { publicUrl: string };
+  models: ModelConfig[];
 };
-export type ModelConfig = z.infer<typeof modelSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type DepositsConfig = z.infer<typeof configSchema>['deposits'];
 export type X402Config = z.infer<typeof x402Schema>;
 export type X402Asset = z.infer<typeof x402AssetSchema>;
 
-/** Environment variables that override the file, and where each lands. */
-const ENV_OVERRIDES: Array<[string, (raw: Record<string, unknown>, value: string) => void]> = [
-  ['PORT', (raw, v) => (section(raw, 'server').port = numberFrom('PORT', v))],
-  ['HOST', (raw, v) => (section(raw, 'server').host = v)],
-  ['PUBLIC_URL', (raw, v) => (section(raw, 'server').publicUrl = v)],
-  ['CORS_ORIGINS', (raw, v) => (section(raw, 'server').corsOrigins = splitList(v))],
-  ['BODY_LIMIT_BYTES', (raw, v) => (section(raw, 'server').bodyLimitBytes = numberFrom('BODY_LIMIT_BYTES', v))],
-  ['FREE_MODE', (raw, v) => (raw.freeMode = boolFrom('FREE_MODE', v))],
-  ['DATA_DIR', (raw, v) => (raw.dataDir = v)],
-  ['DATABASE_URL', (raw, v) => (section(raw, 'cluster').databaseUrl = v)],
-  ['REDIS_URL', (raw, v) => (section(raw, 'cluster').redisUrl = v)],
-  ['REDIS_PREFIX', (raw, v) => (section(raw, 'cluster').redisPrefix = v)],
-  ['ADMIN_TOKEN', (raw, v) => (raw.adminToken = v)],
-  ['LOG_LEVEL', (raw, v) => (raw.logLevel = v)],
-  ['SIWE_RPC_URL', (raw, v) => (section(raw, 'accounts').siweRpcUrl = v)],
-  ['DRAIN_DELAY_MS', (raw, v) => (section(raw, 'server').drainDelayMs = numberFrom('DRAIN_DELAY_MS', v))],
-  ['CHAT_DEADLINE_MS', (raw, v) => (section(raw, 'chat').deadlineMs = numberFrom('CHAT_DEADLINE_MS', v))],
-  ['RESPONSES_TTL_MS', (raw, v) => (section(raw, 'responses').ttlMs = numberFrom('RESPONSES_TTL_MS', v))],
-  ['RESPONSES_MAX_PER_WALLET', (raw, v) => (section(raw, 'responses').maxPerWallet = numberFrom('RESPONSES_MAX_PER_WALLET', v))],
-  [
-    'RESPONSES_MAX_BYTES_PER_WALLET',
-    (raw, v) => (section(raw, 'responses').maxBytesPerWallet = numberFrom('RESPONSES_MAX_BYTES_PER_WALLET', v)),
-  ],
-  ['KEPT_ROUNDS_TTL_MS', (raw, v) => (section(raw, 'chat').keptRoundsTtlMs = numberFrom('KEPT_ROUNDS_TTL_MS', v))],
-  ['X402_FACILITATOR_URL', (raw, v) => (section(raw, 'x402').facilitatorUrl = v)],
-  ['X402_PAY_TO', (raw, v) => (section(raw, 'x402').payTo = v)],
+/** How an override's text becomes the file's value. */
+type EnvValueKind = 'text' | 'number' | 'boolean' | 'list';
+
+/** An environment variable that overrides the file: the setting it replaces and how its text is read. */
+export interface EnvOverride {
+  name: string;
+  path: readonly string[];
+  kind: EnvValueKind;
+}
+
+/** The environment variables that override the file (the per-model and per-chain ones are applied below). */
+export const ENV_OVERRIDES: readonly EnvOverride[] = [
+  { name: 'PORT', path: ['server', 'port'], kind: 'number' },
+  { name: 'HOST', path: ['server', 'host'], kind: 'text' },
+  { name: 'PUBLIC_URL', path: ['server', 'publicUrl'], kind: 'text' },
+  { name: 'CORS_ORIGINS', path: ['server', 'corsOrigins'], kind: 'list' },
+  { name: 'BODY_LIMIT_BYTES', path: ['server', 'bodyLimitBytes'], kind: 'number' },
+  { name: 'FREE_MODE', path: ['freeMode'], kind: 'boolean' },
+  { name: 'DATA_DIR', path: ['dataDir'], kind: 'text' },
+  { name: 'DATABASE_URL', path: ['cluster', 'databaseUrl'], kind: 'text' },
+  { name: 'REDIS_URL', path: ['cluster', 'redisUrl'], kind: 'text' },
+  { name: 'REDIS_PREFIX', path: ['cluster', 'redisPrefix'], kind: 'text' },
+  { name: 'ADMIN_TOKEN', path: ['adminToken'], kind: 'text' },
+  { name: 'LOG_LEVEL', path: ['logLevel'], kind: 'text' },
+  { name: 'SIWE_RPC_URL', path: ['accounts', 'siweRpcUrl'], kind: 'text' },
+  { name: 'DRAIN_DELAY_MS', path: ['server', 'drainDelayMs'], kind: 'number' },
+  { name: 'CHAT_DEADLINE_MS', path: ['chat', 'deadlineMs'], kind: 'number' },
+  { name: 'RESPONSES_TTL_MS', path: ['responses', 'ttlMs'], kind: 'number' },
+  { name: 'RESPONSES_MAX_PER_WALLET', path: ['responses', 'maxPerWallet'], kind: 'number' },
+  { name: 'RESPONSES_MAX_BYTES_PER_WALLET', path: ['responses', 'maxBytesPerWallet'], kind: 'number' },
+  { name: 'KEPT_ROUNDS_TTL_MS', path: ['chat', 'keptRoundsTtlMs'], kind: 'number' },
+  { name: 'X402_FACILITATOR_URL', path: ['x402', 'facilitatorUrl'], kind: 'text' },
+  { name: 'X402_PAY_TO', path: ['x402', 'payTo'], kind: 'text' },
   // A secret: kept out of the file, like the upstream keys.
-  ['X402_FACILITATOR_AUTHORIZATION', (raw, v) => (facilitatorHeaders(raw).Authorization = v)],
+  { name: 'X402_FACILITATOR_AUTHORIZATION', path: ['x402', 'facilitatorHeaders', 'Authorization'], kind: 'text' },
 ];
 
-function facilitatorHeaders(raw: Record<string, unknown>): Record<string, unknown> {
-  const x402 = section(raw, 'x402');
-  x402.facilitatorHeaders ??= {};
-  return section(x402, 'facilitatorHeaders');
+/** The config file, and the variable that names another. */
+export const CONFIG_FILE = { env: 'SWITCHYARD_CONFIG', default: 'config/gateway.json' } as const;
+
+function applyOverride(raw: Record<string, unknown>, { name, path, kind }: EnvOverride, text: string): void {
+  const parent = path.slice(0, -1).reduce(section, raw);
+  parent[path[path.length - 1]] = valueFrom(name, kind, text);
+}
+
+function valueFrom(name: string, kind: EnvValueKind, text: string): unknown {
+  if (kind === 'number') return numberFrom(name, text);
+  if (kind === 'boolean') return boolFrom(name, text);
+  if (kind === 'list') return splitList(text);
+  return text;
 }
 
 function section(raw: Record<string, unknown>, key: string): Record<string, unknown> {
@@ -387,21 +699,64 @@ function applyDepositEnv(raw: Record<string, unknown>, env: Env): void {
   }
 }
 
-/** Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. */
+/**
+ * Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. They
+ * describe one server, so a model with a list of deployments refuses them rather than have one
+ * variable silently rewrite a fleet.
+ */
 function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
   if (!Array.isArray(raw.models)) return;
-  for (const model of raw.models as Array<Record<string, unknown>>) {
-    if (typeof model !== 'object' || model === null || typeof model.alias !== 'string') continue;
+  (raw.models as Array<Record<string, unknown>>).forEach((model, i) => {
+    if (typeof model !== 'object' || model === null || typeof model.alias !== 'string') return;
     const prefix = `${model.alias.toUpperCase().replace(/-/g, '_')}_UPSTREAM_`;
-    const upstream = section(model, 'upstream');
+    const named = `models.${i} ("${String(model.id)}")`;
+    if (model.upstream !== undefined && model.upstreams !== undefined) {
+      throw new ConfigError(`config: ${named}: set either "upstream" (one server) or "upstreams" (a list), not both`);
+    }
+    if (model.upstreams !== undefined) {
+      const set = [`${prefix}BASE_URL`, `${prefix}MODEL`, `${prefix}API_KEY`, 'UPSTREAM_BASE_URL', 'UPSTREAM_API_KEY'].filter(
+        (name) => nonEmpty(env[name]) !== undefined,
+      );
+      if (set.length) {
+        throw new ConfigError(
+          `config: ${named} has a list of upstreams: ${set.join(', ')} would rewrite it; set each deployment in the file instead`,
+        );
+      }
+      return;
+    }
     const baseUrl = nonEmpty(env[`${prefix}BASE_URL`]) ?? nonEmpty(env.UPSTREAM_BASE_URL);
-    if (baseUrl) upstream.baseUrl = baseUrl;
     const name = nonEmpty(env[`${prefix}MODEL`]);
-    if (name) upstream.model = name;
     // The key itself stays in the environment; config only records which variable holds it.
-    if (nonEmpty(env[`${prefix}API_KEY`])) upstream.apiKeyEnv = `${prefix}API_KEY`;
-    else if (nonEmpty(env.UPSTREAM_API_KEY)) upstream.apiKeyEnv = 'UPSTREAM_API_KEY';
-  }
+    const apiKeyEnv = nonEmpty(env[`${prefix}API_KEY`])
+      ? `${prefix}API_KEY`
+      : nonEmpty(env.UPSTREAM_API_KEY)
+        ? 'UPSTREAM_API_KEY'
+        : undefined;
+    if (!baseUrl && !name && !apiKeyEnv) return;
+    const upstream = section(model, 'upstream');
+    if (baseUrl) upstream.baseUrl = baseUrl;
+    if (name) upstream.model = name;
+    if (apiKeyEnv) upstream.apiKeyEnv = apiKeyEnv;
+  });
+}
+
+/**
+ * Every model with its deployments as a list (`upstream` is the list of one named `default`);
+ * a model with neither, or two deployments of one name, is refused naming it.
+ */
+function withDeployments(models: ParsedConfig['models']): ModelConfig[] {
+  return models.map(({ upstream, upstreams, ...model }, i) => {
+    if (upstream) return { ...model, upstreams: [{ name: 'default', ...upstream, weight: 1, priority: 0 }] };
+    if (!upstreams) throw new ConfigError(`config: models.${i} ("${model.id}"): needs "upstream" (one server) or "upstreams" (a list)`);
+    const names = new Set<string>();
+    upstreams.forEach((deployment, j) => {
+      if (names.has(deployment.name)) {
+        throw new ConfigError(`config: models.${i}.upstreams.${j}.name: "${deployment.name}" is used twice in model "${model.id}"`);
+      }
+      names.add(deployment.name);
+    });
+    return { ...model, upstreams };
+  });
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -422,15 +777,16 @@ export function parseConfig(json: unknown, env: Env): Config {
     throw new ConfigError('config: the file must hold a JSON object');
   }
   const raw = structuredClone(json) as Record<string, unknown>;
-  for (const [name, apply] of ENV_OVERRIDES) {
-    const value = nonEmpty(env[name]);
-    if (value !== undefined) apply(raw, value);
+  for (const override of ENV_OVERRIDES) {
+    const value = nonEmpty(env[override.name]);
+    if (value !== undefined) applyOverride(raw, override, value);
   }
   applyUpstreamEnv(raw, env);
   applyDepositEnv(raw, env);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map(describeIssue).join('\n'));
-  const config = parsed.data;
+  checkReservationOutlivesWork(parsed.data);
+  const config = { ...parsed.data, models: withDeployments(parsed.data.models) };
 
   const aliases = new Set<string>();
   for (const model of config.models) {
@@ -439,7 +795,6 @@ export function parseConfig(json: unknown, env: Env): Config {
       aliases.add(name);
     }
   }
-  checkReservationOutlivesWork(config);
   for (const [key, chain] of Object.entries(config.deposits.chains)) {
     if (chain.treasury && chain.tokens.length === 0) {
       throw new ConfigError(`config: deposits.chains.${key}: a treasury needs at least one token (address, decimals, unitsPerCredit)`);
@@ -473,11 +828,14 @@ export function parseConfig(json: unknown, env: Env): Config {
  * (settle finds nothing to charge), so the TTL must outlast the longest work: a whole chat, one
  * upstream call, one tool call.
  */
-function checkReservationOutlivesWork(config: z.infer<typeof configSchema>): void {
+function checkReservationOutlivesWork(config: ParsedConfig): void {
   const ttl = config.accounts.reservationTtlMs;
   const bounds: Array<[string, number]> = [
     ['chat.deadlineMs', config.chat.deadlineMs],
-    ...config.models.map((m, i): [string, number] => [`models.${i}.upstream.timeoutMs`, m.upstream.timeoutMs]),
+    ...config.models.flatMap((m, i): Array<[string, number]> => [
+      ...(m.upstream ? [[`models.${i}.upstream.timeoutMs`, m.upstream.timeoutMs] as [string, number]] : []),
+      ...(m.upstreams ?? []).map((d, j): [string, number] => [`models.${i}.upstreams.${j}.timeoutMs`, d.timeoutMs]),
+    ]),
     ...Object.entries(config.mcpServers).map(([name, s]): [string, number] => [`mcpServers.${name}.timeoutMs`, s.timeoutMs]),
   ];
   for (const [field, value] of bounds) {
@@ -495,7 +853,7 @@ function hostForUrl(host: string): string {
 
 /** Read and parse the config file (`SWITCHYARD_CONFIG` or `config/gateway.json`). */
 export function loadConfig(env: Env): Config {
-  const path = nonEmpty(env.SWITCHYARD_CONFIG) ?? 'config/gateway.json';
+  const path = nonEmpty(env[CONFIG_FILE.env]) ?? CONFIG_FILE.default;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -21,6 +21,13 @@ export interface Metrics {
   depositWatcherLastProgress: Gauge<'chain'>;
   /** x402 payments by outcome (credited, replayed, refused, pending, facilitator_unavailable, reconciled, forgotten). */
   x402Payments: Counter<'outcome'>;
+  /** Per deployment of a model (`upstreams[].name`, `default` for a lone `upstream`); children made once per deployment. */
+  upstreamRequests: Counter<'model' | 'deployment'>;
+  upstreamFailures: Counter<'model' | 'deployment'>;
+  upstreamOutstanding: Gauge<'model' | 'deployment'>;
+  upstreamCooldowns: Counter<'model' | 'deployment'>;
+  upstreamFailovers: Counter<'model' | 'deployment'>;
+  upstreamAffinityMoves: Counter<'model' | 'deployment'>;
 }
 
 export function createMetrics(): Metrics {
@@ -114,6 +121,42 @@ export function createMetrics(): Metrics {
       name: 'switchyard_x402_payments_total',
       help: 'x402 payments by outcome',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    upstreamRequests: new Counter({
+      name: 'switchyard_upstream_requests_total',
+      help: 'Upstream calls sent, by model and deployment (each attempt of a retried or failed-over call counts)',
+      labelNames: ['model', 'deployment'],
+      registers: [registry],
+    }),
+    upstreamFailures: new Counter({
+      name: 'switchyard_upstream_failures_total',
+      help: 'Upstream calls that failed (no connection, 5xx, 429, timeout, broken stream), by model and deployment',
+      labelNames: ['model', 'deployment'],
+      registers: [registry],
+    }),
+    upstreamOutstanding: new Gauge({
+      name: 'switchyard_upstream_outstanding',
+      help: 'Upstream calls this instance has sent and not yet finished, by model and deployment',
+      labelNames: ['model', 'deployment'],
+      registers: [registry],
+    }),
+    upstreamCooldowns: new Counter({
+      name: 'switchyard_upstream_cooldowns_total',
+      help: 'Times a deployment was cooled down (failures within the window, or a 429), by model and deployment',
+      labelNames: ['model', 'deployment'],
+      registers: [registry],
+    }),
+    upstreamFailovers: new Counter({
+      name: 'switchyard_upstream_failovers_total',
+      help: 'Upstream calls that failed on this deployment and were sent to another, by model and deployment',
+      labelNames: ['model', 'deployment'],
+      registers: [registry],
+    }),
+    upstreamAffinityMoves: new Counter({
+      name: 'switchyard_upstream_affinity_moves_total',
+      help: "Calls sent elsewhere than their conversation's deployment because it had too many outstanding, by model and that deployment",
+      labelNames: ['model', 'deployment'],
       registers: [registry],
     }),
   };

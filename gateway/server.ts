@@ -15,7 +15,7 @@ import { ChainClient } from '../chains/chain-client.js';
 import { isClusterConfig, type Stores } from './stores/stores.js';
 import { openEmbeddedStores } from './stores/embedded-stores.js';
 import { openClusterStores } from './stores/cluster-stores.js';
-import { createUpstreams } from './chat/upstreams.js';
+import { createUpstreams, type Upstreams } from './chat/upstreams.js';
 import { answerClientError } from './http/client-error.js';
 import { createDeposits } from './deposits/deposit-watchers.js';
 import { createChainReader } from './deposits/chain-reader.js';
@@ -33,6 +33,8 @@ export interface RunningGateway {
   logger: Logger;
   /** The MCP tool host (servers' status, pids, tools). */
   tools: ToolHost;
+  /** Each model's deployments and their prober (tests run a probe round when they need one). */
+  upstreams: Upstreams;
   /** The credit ledger, for chat/tool charging and tests (SQLite in DATA_DIR, or PostgreSQL in cluster mode). */
   ledger: Ledger;
   /** API keys (tests mint keys here without a SIWE round trip). */
@@ -106,7 +108,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     throw err;
   }
   // Upstreams are probed once before we listen, so /health and fail-fast know their state at once.
-  const upstreams = createUpstreams(config, env, logger);
+  const upstreams = createUpstreams(config, env, logger, metrics);
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
@@ -158,6 +160,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     url,
     logger,
     tools,
+    upstreams,
     ledger: stores.ledger,
     apiKeys: stores.apiKeys,
     store: stores.keysFile,

@@ -1,7 +1,7 @@
 /**
  * The caller: a wallet connected through an injected EIP-1193 provider (`window.ethereum`) or
  * typed in (enough in free mode), a key minted with Sign-In with Ethereum (nonce, message,
- * signature: the same steps as README's script) or pasted, and the wallet's balance.
+ * signature: the same steps as the script in docs/accounts-and-credits.md) or pasted, and the wallet's balance.
  */
 import { createSiweMessage } from 'viem/siwe';
 import { getAddress, isAddress, stringToHex } from 'viem';

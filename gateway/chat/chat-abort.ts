@@ -1,9 +1,9 @@
 /**
- * One cancellation handle per chat request: the client leaving, the chat deadline or an upstream
- * call's timeout abort it, and everything the chat started stops. It hands undici an
- * emitter-shaped listener list (an AbortSignal's `addEventListener` costs several microseconds per
- * call on the hot path, a full EventEmitter about one) and creates the AbortSignal the tool host
- * needs only when a tool round asks for it.
+ * One cancellation handle per chat request: the client leaving or the chat deadline abort it, and
+ * everything the chat started stops; an upstream attempt runs on a `branch` that its own timeout
+ * aborts alone. It hands undici an emitter-shaped listener list (an AbortSignal's
+ * `addEventListener` costs several microseconds per call on the hot path, a full EventEmitter about
+ * one) and creates the AbortSignal the tool host needs only when a tool round asks for it.
  *
  * @example
  *   const abort = new ChatAbort()
@@ -72,5 +72,37 @@ export class ChatAbort {
     this.abortedWith = { reason };
     this.controller?.abort(reason);
     this.emitter.emit('abort');
+  }
+
+  /**
+   * A handle for one part of the chat (one upstream attempt): aborted with the chat and for the
+   * same reason, or alone (its own timeout) while the chat goes on. `release` unlinks it once the
+   * part is over.
+   */
+  branch(): { abort: ChatAbort; release(): void } {
+    const part = new ChatAbort();
+    if (this.abortedWith) {
+      part.abort(this.abortedWith.reason);
+      return { abort: part, release: () => {} };
+    }
+    const relay = () => part.abort(this.reason);
+    this.emitter.on('abort', relay);
+    return { abort: part, release: () => void this.emitter.removeListener('abort', relay) };
+  }
+
+  /** Resolves after `ms`; rejects with the reason as soon as this is aborted. */
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.abortedWith) return reject(this.abortedWith.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(this.reason);
+      };
+      const timer = setTimeout(() => {
+        this.emitter.off('abort', onAbort);
+        resolve();
+      }, ms);
+      this.emitter.once('abort', onAbort);
+    });
   }
 }

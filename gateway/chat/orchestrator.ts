@@ -35,16 +35,22 @@ import { AnswerFormats, upstreamResponseFormat, type AnswerFormat, type FormatRe
 import { answerStep, correctionPrompt } from './structured-answer.js';
 import {
   ClientCancelled,
+  UpstreamFailure,
   chatDeadlineExceeded,
   upstreamAborted,
   upstreamInvalidOutput,
   upstreamStreamCutOff,
   upstreamUnavailable,
 } from './upstream-errors.js';
-import type { UpstreamClient, UpstreamChatParams } from './upstream-client.js';
-import type { UpstreamHealth } from './upstream-health.js';
+import type { UpstreamChatParams } from './upstream-client.js';
+import type { Deployment, Fleet } from './fleet.js';
+import { conversationKey } from './conversation-key.js';
+import { nextAttempt, retryDelayMs } from './retry-policy.js';
 import type { ChatAbort } from './chat-abort.js';
 import type { ChatCredits, FinishReason, FunctionTool, ToolTraceEntry, UpstreamMessage, UpstreamToolCall, Usage } from './chat-types.js';
+
+/** Attempts per upstream call, and the backoff between two on a model's only deployment: 100 ms doubling, at most 2 s. */
+const RETRY = { maxAttempts: 3, baseMs: 100, capMs: 2_000 };
 
 /** A validated chat request, ready to run. */
 export interface ChatPlan {
@@ -56,6 +62,12 @@ export interface ChatPlan {
    * sent before `messages` as it is: no kept rounds are spliced into it.
    */
   history?: UpstreamMessage[];
+  /**
+   * System messages the caller puts before the conversation (Responses `instructions`): sent
+   * first, and part of `ChatOutcome.conversation`, but not of the conversation's key, so a later
+   * turn with other instructions stays on the same deployment.
+   */
+  instructions?: UpstreamMessage[];
   /** The client's own functions and its tool_choice (`none` turns every tool off). */
   clientTools: ClientTools;
   /** Client `max_completion_tokens` or `max_tokens`. */
@@ -111,14 +123,16 @@ export interface ChatOutcome {
    * text is `content`, not in here.
    */
   conversation: UpstreamMessage[];
+  /** A model with several deployments: the ones whose answers the chat used, in order (for the request's log line, never the body). */
+  deployments?: string[];
 }
 
 export interface OrchestratorDeps {
   config: Config;
   logger: Logger;
   metrics: Metrics;
-  upstreams: Map<string, UpstreamClient>;
-  health: UpstreamHealth;
+  /** Each model's deployments, by canonical id. */
+  fleets: Map<string, Fleet>;
   tools: ToolRunner;
   /** The app's one charging switch (NO_CHARGE in free mode). */
   charger: Charger;
@@ -136,11 +150,15 @@ interface ModelSeries {
 /** One chat's state while it runs. */
 interface ChatRun {
   plan: ChatPlan;
-  client: UpstreamClient;
+  fleet: Fleet;
+  /** The conversation's key (conversation-key.ts), computed once; undefined for a model with one deployment, or no user message. */
+  key?: number;
+  /** Names of the deployments that answered, in order (a model with several). */
+  answeredBy: string[];
   billing: Charge;
   /** Offered to the model; empty when the client turned tools off. */
   tools: FunctionTool[];
-  /** max_tokens of every call. */
+  /** What each call's hold covers: the client's max_tokens or the largest of the deployments' maxOutputTokens. */
   maxOut: number;
   /** The conversation sent upstream: preamble, the client's messages, then each tool round. */
   messages: UpstreamMessage[];
@@ -172,11 +190,6 @@ export class ChatOrchestrator {
   private readonly formats = new AnswerFormats();
   private readonly modelsByName = new Map<string, ModelConfig>();
   private readonly seriesByModel = new Map<string, ModelSeries>();
-  /**
-   * Models seen to write a `</think>` they never opened (their template opens it in the prompt):
-   * their calls hold text back until the reasoning ends, so none of it is shown (see ThinkFilter).
-   */
-  private readonly reasoningInPrompt = new Set<string>();
   private preambleDay = -1;
   private preambleText = '';
 
@@ -213,13 +226,18 @@ export class ChatOrchestrator {
    * upstream and tool call listens to it; whatever aborted it is what `run` throws.
    */
   async run(plan: ChatPlan, sink: ChatSink, abort: ChatAbort): Promise<ChatOutcome> {
-    // Fail fast, before any work: the model's upstream is known to be down.
-    if (this.deps.health.isDown(plan.model.id)) throw upstreamUnavailable(plan.model.id, 'its health probe failed');
+    const fleet = this.deps.fleets.get(plan.model.id)!;
+    // Fail fast, before any work: no deployment of the model can take a call.
+    if (fleet.isDown()) {
+      const reason = fleet.several ? 'every deployment is down or cooling down' : 'its health probe failed';
+      throw upstreamUnavailable(plan.model.id, reason, fleet.retryAfterSeconds());
+    }
     const { deadlineMs, maxRounds } = this.deps.config.chat;
     assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
-    const conversation = plan.history ? [...plan.history, ...restored] : restored;
-    const chat = this.startChat(plan, conversation, sink);
+    const conversation =
+      plan.history || plan.instructions ? [...(plan.instructions ?? []), ...(plan.history ?? []), ...restored] : restored;
+    const chat = this.startChat(plan, fleet, conversation, sink);
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
       let finishReason: FinishReason;
@@ -276,22 +294,23 @@ export class ChatOrchestrator {
   }
 
   /** The chat's state before its first call: the preamble added, the gateway's tools and the client's functions offered, nothing spent. */
-  private startChat(plan: ChatPlan, conversation: UpstreamMessage[], sink: ChatSink): ChatRun {
-    const model = plan.model;
+  private startChat(plan: ChatPlan, fleet: Fleet, conversation: UpstreamMessage[], sink: ChatSink): ChatRun {
     const gatewayTools = this.offer.functionsFor(this.deps.tools.listTools());
     const clientFunctions = plan.clientTools.functions;
     const enabled = toolsEnabled(plan.clientTools);
     const tools = !enabled ? [] : clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;
     const toolsChars = !enabled ? 0 : this.offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0);
     const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversation];
-    const { format } = plan;
     return {
       plan,
-      client: this.deps.upstreams.get(model.id)!,
+      fleet,
+      // The client's messages alone (not the preamble, instructions or kept rounds), and only when there is a choice to make.
+      key: fleet.several ? conversationKey(plan.wallet, plan.history, plan.messages) : undefined,
+      answeredBy: [],
       billing: this.deps.charger.begin(plan.wallet),
       tools,
       // The config holds maxOutputTokens to OUTPUT_TOKEN_CEILING; the client can only lower it.
-      maxOut: Math.min(plan.maxTokens ?? Infinity, model.upstream.maxOutputTokens),
+      maxOut: Math.min(plan.maxTokens ?? Infinity, fleet.maxOutputTokens),
       messages,
       ownFrom: messages.length,
       callIds: callIdsIn(conversation),
@@ -300,7 +319,7 @@ export class ChatOrchestrator {
       trace: [],
       toolRounds: 0,
       accepted: false,
-      ...(format && format.type !== 'text' ? { json: format } : {}),
+      ...(plan.format && plan.format.type !== 'text' ? { json: plan.format } : {}),
     };
   }
 
@@ -365,9 +384,9 @@ export class ChatOrchestrator {
   }
 
   /**
-   * One streamed upstream call; its visible text goes to the answer as it arrives (once `admitted`,
-   * when given, resolved), unless a JSON format holds it. `final`: the model must answer now
-   * (`tool_choice: "none"`). A JSON format goes up with the calls that offer no tools.
+   * One upstream call: sent where the fleet says, and tried again when it failed before any of
+   * its output reached the client (retry-policy.ts says whether, and where). An abandoned attempt
+   * is not charged: the chat pays for what the attempt that answered produced.
    */
   private async callUpstream(
     chat: ChatRun,
@@ -376,47 +395,103 @@ export class ChatOrchestrator {
     abort: ChatAbort,
     admitted?: Promise<void>,
   ): Promise<AssembledRound> {
+    const { fleet } = chat;
+    const { maxAttempts, baseMs, capMs } = RETRY;
+    let deployment = fleet.choose(chat.key);
+    for (let attempt = 1; ; attempt++) {
+      // Every deployment went unhealthy since the chat began (a cooldown, a probe).
+      if (!deployment) throw upstreamUnavailable(chat.plan.model.id, 'every deployment is down or cooling down', fleet.retryAfterSeconds());
+      const shown = chat.answer.text.length;
+      try {
+        const canFailOver = attempt < maxAttempts && fleet.hasAlternative(deployment);
+        return await this.attempt(chat, deployment, { ...call, canFailOver }, sink, abort, admitted);
+      } catch (err) {
+        if (!(err instanceof UpstreamFailure) || abort.aborted) throw err;
+        const failure = { kind: err.kind, status: err.upstreamStatus, errorCode: err.errorCode };
+        const wrote = chat.answer.text.length > shown;
+        const next = nextAttempt({ attempt, maxAttempts, failure, wrote, fleet: fleet.several });
+        fleet.failed(deployment, err, next);
+        if (next === 'give-up') throw err;
+        chat.inFlight = undefined;
+        if (next === 'retry') await abort.wait(retryDelayMs(attempt, { baseMs, capMs, retryAfter: err.retryAfter }));
+        else {
+          deployment = fleet.choose(chat.key, deployment);
+          if (!deployment) throw err;
+        }
+      }
+    }
+  }
+
+  /**
+   * One streamed attempt on `deployment`, on its own branch of the chat's abort (its timeouts end
+   * the attempt, not the chat). A live answer gets its visible text as it arrives (once `admitted`,
+   * when given, resolved); one that reaches nobody before the chat ends gets it once the call
+   * succeeded, so an abandoned attempt leaves nothing behind; under a JSON format nothing is given
+   * here (the round's text is the candidate answer, see decideAnswer). `final`: the model must
+   * answer now (`tool_choice: "none"`); a JSON format goes up with the calls that offer no tools.
+   */
+  private async attempt(
+    chat: ChatRun,
+    deployment: Deployment,
+    call: { promptTokens: number; final: boolean; canFailOver: boolean },
+    sink: ChatSink,
+    abort: ChatAbort,
+    admitted?: Promise<void>,
+  ): Promise<AssembledRound> {
     const modelId = chat.plan.model.id;
+    const { tools, fleet } = chat;
+    const live = sink.live !== false;
     chat.answer.newCall();
-    const reasoningFirst = sink.live === false || this.reasoningInPrompt.has(modelId);
-    const assembler = new StreamAssembler(chat.json ? holdText : chat.answer.push, { modelId, reasoningFirst });
+    let heldBack = '';
+    const onText = chat.json ? holdText : live ? chat.answer.push : (text: string) => void (heldBack += text);
+    const assembler = new StreamAssembler(onText, { modelId, reasoningFirst: !live || deployment.reasoningInPrompt });
     const inFlight = { assembler, promptTokens: call.promptTokens, answered: false };
     chat.inFlight = inFlight;
-    const { tools } = chat;
     const format = chat.json && (tools.length === 0 || call.final) ? upstreamResponseFormat(chat.json) : undefined;
     let sawDone = false;
-    await chat.client.streamChat(
-      {
-        messages: chat.messages,
-        max_tokens: chat.maxOut,
-        ...chat.plan.sampling,
-        ...(tools.length ? { tools, tool_choice: upstreamToolChoice(chat.plan.clientTools, call) } : {}),
-        ...(tools.length ? { parallel_tool_calls: chat.plan.clientTools.parallel } : {}),
-        ...(format ? { response_format: format } : {}),
-      },
-      {
-        abort,
-        admitted,
-        onData: (data) => assembler.push(data),
-        onDone: () => (sawDone = true),
-        drained: sink.drained,
-        onAnswer: () => (inFlight.answered = true),
-        // Accepted once the first upstream call answered 2xx (and its hold was granted): until
-        // then every refusal (402, 503, the upstream's own 4xx) is still a plain HTTP error, and
-        // after it the stream's keep-alives cover however long the model thinks or the tools run.
-        onResponse: () => {
-          if (chat.accepted) return;
-          chat.accepted = true;
-          sink.accepted();
+    const branch = abort.branch();
+    fleet.begin(deployment);
+    try {
+      await deployment.client.streamChat(
+        {
+          messages: chat.messages,
+          max_tokens: Math.min(chat.plan.maxTokens ?? Infinity, deployment.maxOutputTokens),
+          ...chat.plan.sampling,
+          ...(tools.length ? { tools, tool_choice: upstreamToolChoice(chat.plan.clientTools, call) } : {}),
+          ...(tools.length ? { parallel_tool_calls: chat.plan.clientTools.parallel } : {}),
+          ...(format ? { response_format: format } : {}),
         },
-      },
-    );
+        {
+          abort: branch.abort,
+          // Only while another deployment could take the call: a last chance waits out `timeoutMs`.
+          firstTokenTimeoutMs: call.canFailOver ? fleet.routing.firstTokenTimeoutMs : undefined,
+          admitted,
+          onData: (data) => assembler.push(data),
+          onDone: () => (sawDone = true),
+          drained: sink.drained,
+          onAnswer: () => (inFlight.answered = true),
+          // Accepted once the first upstream call answered 2xx (and its hold was granted): until
+          // then every refusal (402, 503, the upstream's own 4xx) is still a plain HTTP error, and
+          // after it the stream's keep-alives cover however long the model thinks or the tools run.
+          onResponse: () => {
+            if (chat.accepted) return;
+            chat.accepted = true;
+            sink.accepted();
+          },
+        },
+      );
+    } finally {
+      branch.release();
+      fleet.end(deployment);
+    }
     // Neither a finish_reason nor [DONE]: the stream broke off (Ollama ends it so on an error).
     if (!sawDone && assembler.endedWith === undefined) throw upstreamStreamCutOff(modelId);
     if (assembler.endedWith === 'abort') throw upstreamAborted(modelId);
     const round = assembler.finish();
+    if (heldBack) chat.answer.push(heldBack);
     chat.inFlight = undefined;
-    if (assembler.sawBareClose) this.reasoningInPrompt.add(modelId);
+    if (assembler.sawBareClose) deployment.reasoningInPrompt = true;
+    if (fleet.several && chat.answeredBy.at(-1) !== deployment.name) chat.answeredBy.push(deployment.name);
     chat.tally.addCall(round, call.promptTokens);
     return round;
   }
@@ -486,6 +561,7 @@ export class ChatOrchestrator {
       ...(clientToolCalls.length ? { clientToolCalls } : {}),
       // Without the corrective exchange: the next turn sees the answer alone.
       conversation: chat.messages.slice(1, chat.correction?.from),
+      ...(chat.answeredBy.length ? { deployments: chat.answeredBy } : {}),
     };
   }
 

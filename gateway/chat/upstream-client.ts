@@ -1,21 +1,23 @@
 /**
- * Client for one model's OpenAI-compatible inference server (vLLM, SGLang, llama.cpp server,
- * Ollama). Every chat call streams (with `include_usage`), through undici's `request` on a shared
- * keep-alive Agent: Node 20's `fetch` costs several times the CPU per call. Failures become
- * GatewayErrors in upstream-errors.ts; the retry rule is retry-policy.ts.
+ * Client for one deployment of a model: an OpenAI-compatible inference server (vLLM, SGLang,
+ * llama.cpp server, Ollama). Every chat call streams (with `include_usage`), through undici's
+ * `request` on a shared keep-alive Agent: Node 20's `fetch` costs several times the CPU per call.
+ * One `streamChat` is one attempt; whether and where to try again is the chat loop's to decide
+ * (retry-policy.ts), from the UpstreamFailure each failure becomes (upstream-errors.ts).
  *
  * @example
- *   const client = new UpstreamClient({ model, apiKey: env.UPSTREAM_API_KEY, dispatcher: new Agent() })
+ *   const client = new UpstreamClient({ modelId: model.id, deployment: model.upstreams[0], apiKey, dispatcher: new Agent() })
  *   await client.streamChat({ messages, max_tokens: 256 }, { abort, onData: (data) => assembler.push(data) })
  */
 import { StringDecoder } from 'node:string_decoder';
 import { request, type Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
-import type { ModelConfig } from '../config.js';
-import { shouldRetry, retryDelayMs } from './retry-policy.js';
+import type { DeploymentConfig } from '../config.js';
 import {
   upstreamBadGateway,
+  upstreamBrokeOff,
   upstreamConnectionError,
+  upstreamFirstTokenTimeout,
   upstreamStatusError,
   upstreamStreamError,
   upstreamTimeout,
@@ -44,11 +46,13 @@ export interface UpstreamChatParams {
 
 export interface StreamChatOptions {
   /**
-   * The chat's abort handle (client disconnect, deadline): aborting it cancels the call and its
-   * reason is rethrown as is. A call that runs past the model's timeout aborts it with a 504, since
-   * the chat cannot go on without this answer — one handle per chat, not one per call.
+   * This attempt's abort handle (a branch of the chat's: client disconnect, deadline): aborting
+   * it cancels the call and its reason is rethrown as is. A call that runs past the deployment's
+   * `timeoutMs`, or past `firstTokenTimeoutMs` without a token, aborts it with a 504.
    */
   abort: ChatAbort;
+  /** Abandon the call when no SSE event arrived this long after it was sent (the ledger's wait not counted). */
+  firstTokenTimeoutMs?: number;
   /** Called with the `data` of each SSE event except `[DONE]`, in order; a throw fails the call. */
   onData(data: string): void;
   /** Called at `data: [DONE]`: the stream ended as the protocol says, not cut off. */
@@ -72,14 +76,13 @@ export interface StreamChatOptions {
 }
 
 export interface UpstreamClientOptions {
-  model: ModelConfig;
+  /** Named in errors (never the deployment or its URL). */
+  modelId: string;
+  deployment: DeploymentConfig;
   apiKey?: string;
   dispatcher: Dispatcher;
-  maxAttempts?: number;
-  retryBaseMs?: number;
-  retryCapMs?: number;
-  /** Told whether the upstream could be reached, so health knows without waiting for a probe. */
-  onReachable?(reachable: boolean): void;
+  /** Told when the upstream answered (any status): it can be reached, whatever its probe said. */
+  onResponded?(): void;
   /** Largest response body accepted (streamed or JSON); default 8 MiB. */
   maxResponseBytes?: number;
 }
@@ -95,18 +98,15 @@ export class UpstreamClient {
   private readonly modelsUrl: string;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
-  private readonly maxAttempts: number;
-  private readonly retryBaseMs: number;
-  private readonly retryCapMs: number;
   private readonly modelJson: string;
   private readonly maxResponseBytes: number;
   private lastTools?: FunctionTool[];
   private lastToolsJson = '';
 
   constructor(private readonly options: UpstreamClientOptions) {
-    const { model } = options;
-    this.modelId = model.id;
-    const base = new URL(model.upstream.baseUrl);
+    const { deployment } = options;
+    this.modelId = options.modelId;
+    const base = new URL(deployment.baseUrl);
     const basePath = base.pathname.replace(/\/+$/, '');
     this.chatOrigin = base.origin;
     this.chatPath = `${basePath}/chat/completions${base.search}`;
@@ -118,11 +118,8 @@ export class UpstreamClient {
       this.headers.authorization = `Basic ${basic}`;
     }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
-    this.timeoutMs = model.upstream.timeoutMs;
-    this.modelJson = JSON.stringify(model.upstream.model);
-    this.maxAttempts = options.maxAttempts ?? 3;
-    this.retryBaseMs = options.retryBaseMs ?? 100;
-    this.retryCapMs = options.retryCapMs ?? 2000;
+    this.timeoutMs = deployment.timeoutMs;
+    this.modelJson = JSON.stringify(deployment.model);
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   }
 
@@ -151,30 +148,35 @@ export class UpstreamClient {
 
   /** Where the upstream lives, safe for logs: origin and path, no credentials, no query. */
   get redactedUrl(): string {
-    const base = new URL(this.options.model.upstream.baseUrl);
+    const base = new URL(this.options.deployment.baseUrl);
     return `${base.protocol}//${base.host}${base.pathname}`;
   }
 
   /**
-   * One streamed chat completion. Resolves when the stream ends; rejects with a GatewayError
-   * (503/504/400/502) or with `signal.reason` when the caller aborted.
+   * One streamed chat completion. Resolves when the stream ends; rejects with an UpstreamFailure
+   * (or another GatewayError), or with the abort's reason when the caller aborted.
    */
   async streamChat(params: UpstreamChatParams, options: StreamChatOptions): Promise<void> {
     const body = this.serialize(params);
-    const { abort } = options;
+    const { abort, firstTokenTimeoutMs } = options;
     if (abort.aborted) throw abort.reason;
     const timedOut = () => abort.abort(upstreamTimeout(this.modelId, this.timeoutMs));
     const deadline = performance.now() + this.timeoutMs;
     let timer = setTimeout(timedOut, this.timeoutMs);
+    // Until the first event: abandoned after firstTokenTimeoutMs (the caller tries another deployment).
+    const silent = () => abort.abort(upstreamFirstTokenTimeout(this.modelId, firstTokenTimeoutMs!));
+    const firstTokenBy = firstTokenTimeoutMs === undefined ? Infinity : performance.now() + firstTokenTimeoutMs;
+    let firstToken = firstTokenTimeoutMs === undefined ? undefined : setTimeout(silent, firstTokenTimeoutMs);
     const fail = (err: unknown, during: string): unknown =>
-      abort.aborted ? abort.reason : upstreamBadGateway(this.modelId, `${during}: ${errorText(err)}`);
+      abort.aborted ? abort.reason : upstreamBrokeOff(this.modelId, `${during}: ${errorText(err)}`);
 
     try {
       const response = await this.openStream(body, abort, fail);
       options.onAnswer?.();
       if (options.admitted) {
-        // The ledger's wait is not the upstream's: the call's clock stops while the hold is decided.
+        // The ledger's wait is not the upstream's: the call's clocks stop while the hold is decided.
         clearTimeout(timer);
+        clearTimeout(firstToken);
         const paused = performance.now();
         try {
           await options.admitted;
@@ -185,6 +187,7 @@ export class UpstreamClient {
           throw err;
         }
         timer = setTimeout(timedOut, Math.max(0, deadline - paused));
+        if (firstToken !== undefined) firstToken = setTimeout(silent, Math.max(0, firstTokenBy - paused));
       }
       options.onResponse?.();
       // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
@@ -209,6 +212,10 @@ export class UpstreamClient {
         };
         const parser = createParser({
           onEvent: (event) => {
+            if (firstToken !== undefined) {
+              clearTimeout(firstToken);
+              firstToken = undefined;
+            }
             if (event.data !== '[DONE]') options.onData(event.data);
             else options.onDone?.();
           },
@@ -250,61 +257,40 @@ export class UpstreamClient {
       if (abort.aborted) throw abort.reason; // an abort that landed after the last byte
     } finally {
       clearTimeout(timer);
+      clearTimeout(firstToken);
     }
   }
 
-  /** Send the request, retrying connection failures, 429 and 5xx; resolve on a 2xx. */
+  /** Send the request; resolve on a 2xx, reject with what any other answer (or none) means. */
   private async openStream(
     body: string,
     abort: ChatAbort,
     fail: (err: unknown, during: string) => unknown,
   ): Promise<Dispatcher.ResponseData> {
-    for (let attempt = 1; ; attempt++) {
-      let response: Dispatcher.ResponseData;
-      try {
-        // The dispatcher's own `request`: undici's top-level one parses the URL string each call.
-        response = await this.options.dispatcher.request({
-          origin: this.chatOrigin,
-          path: this.chatPath,
-          method: 'POST',
-          headers: this.headers,
-          body,
-          signal: abort.emitter,
-          // Our own timer (above) decides timeouts; undici's only back it up.
-          headersTimeout: this.timeoutMs + 1000,
-          bodyTimeout: this.timeoutMs + 1000,
-        });
-      } catch (err) {
-        if (abort.aborted) throw fail(err, 'request');
-        const errorCode = codeOf(err);
-        const failure = upstreamConnectionError(this.modelId, errorCode, this.timeoutMs);
-        // A headers timeout already waited the model's whole timeout and proves the upstream reachable.
-        if (failure.code === 'upstream_timeout') throw failure;
-        if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, errorCode })) {
-          await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs }), abort).catch((e: unknown) => {
-            throw fail(e, 'waiting to retry');
-          });
-          continue;
-        }
-        this.options.onReachable?.(false);
-        throw failure;
-      }
-      this.options.onReachable?.(true);
-      if (response.statusCode >= 200 && response.statusCode < 300) return response;
-
-      const text = await readCapped(response.body).catch((err: unknown) => {
-        throw fail(err, 'reading an error response');
+    let response: Dispatcher.ResponseData;
+    try {
+      // The dispatcher's own `request`: undici's top-level one parses the URL string each call.
+      response = await this.options.dispatcher.request({
+        origin: this.chatOrigin,
+        path: this.chatPath,
+        method: 'POST',
+        headers: this.headers,
+        body,
+        signal: abort.emitter,
+        // Our own timer (above) decides timeouts; undici's only back it up.
+        headersTimeout: this.timeoutMs + 1000,
+        bodyTimeout: this.timeoutMs + 1000,
       });
-      const status = response.statusCode;
-      if (shouldRetry({ attempt, maxAttempts: this.maxAttempts, status })) {
-        const retryAfter = headerValue(response.headers['retry-after']);
-        await sleep(retryDelayMs(attempt, { baseMs: this.retryBaseMs, capMs: this.retryCapMs, retryAfter }), abort).catch((e: unknown) => {
-          throw fail(e, 'waiting to retry');
-        });
-        continue;
-      }
-      throw upstreamStatusError(this.modelId, status, text);
+    } catch (err) {
+      if (abort.aborted) throw fail(err, 'request');
+      throw upstreamConnectionError(this.modelId, codeOf(err), this.timeoutMs);
     }
+    this.options.onResponded?.();
+    if (response.statusCode >= 200 && response.statusCode < 300) return response;
+    const text = await readCapped(response.body).catch((err: unknown) => {
+      throw fail(err, 'reading an error response');
+    });
+    throw upstreamStatusError(this.modelId, response.statusCode, text, headerValue(response.headers['retry-after']));
   }
 
   /** `GET {base}/models`: true when the upstream answers 2xx within `timeoutMs`. */
@@ -354,19 +340,4 @@ async function readCapped(body: Dispatcher.ResponseData['body']): Promise<string
     }
   }
   return text;
-}
-
-function sleep(ms: number, abort: ChatAbort): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (abort.aborted) return reject(abort.reason);
-    const timer = setTimeout(() => {
-      abort.emitter.off('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abort.reason);
-    };
-    abort.emitter.once('abort', onAbort);
-  });
 }

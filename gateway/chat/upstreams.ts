@@ -1,10 +1,11 @@
 /**
- * Every model's upstream client, on one shared keep-alive Agent, with their health prober.
- * Built by the composition root from config and the gateway's environment (API keys are read
- * from the variable each model names), started before the gateway listens, closed at shutdown.
+ * Every model's deployments (fleet.ts), their clients on one shared keep-alive Agent, and their
+ * health prober. Built by the composition root from config and the gateway's environment (API
+ * keys are read from the variable each deployment names), started before the gateway listens,
+ * closed at shutdown.
  *
  * @example
- *   const upstreams = createUpstreams(config, env, logger)
+ *   const upstreams = createUpstreams(config, env, logger, metrics)
  *   await upstreams.start()
  *   // ... later
  *   await upstreams.close()
@@ -12,48 +13,47 @@
 import { Agent } from 'undici';
 import type { Config, Env } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { DeploymentHealth } from './deployment-health.js';
+import { Deployment, Fleet } from './fleet.js';
 import { UpstreamClient } from './upstream-client.js';
 import { UpstreamHealth } from './upstream-health.js';
 
 export interface Upstreams {
-  clients: Map<string, UpstreamClient>;
+  /** By canonical model id. */
+  fleets: Map<string, Fleet>;
   health: UpstreamHealth;
-  /** Probe every upstream once, then every `intervalMs`. */
+  /** Probe every deployment once, then at each model's `routing.probeIntervalMs`. */
   start(): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface UpstreamsOptions {
-  probeIntervalMs?: number;
   probeTimeoutMs?: number;
-  maxAttempts?: number;
-  retryBaseMs?: number;
 }
 
-export function createUpstreams(config: Config, env: Env, logger: Logger, options: UpstreamsOptions = {}): Upstreams {
+export function createUpstreams(config: Config, env: Env, logger: Logger, metrics: Metrics, options: UpstreamsOptions = {}): Upstreams {
   const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 512 });
-  const clients = new Map<string, UpstreamClient>();
-  let health: UpstreamHealth | undefined;
+  const fleets = new Map<string, Fleet>();
   for (const model of config.models) {
-    const apiKeyEnv = model.upstream.apiKeyEnv;
-    const client: UpstreamClient = new UpstreamClient({
-      model,
-      apiKey: apiKeyEnv ? env[apiKeyEnv] : undefined,
-      dispatcher: agent,
-      maxAttempts: options.maxAttempts,
-      retryBaseMs: options.retryBaseMs,
-      onReachable: (reachable) => health?.report(client, reachable),
+    const passive = model.upstreams.length > 1;
+    const deployments: Deployment[] = model.upstreams.map((deployment) => {
+      const client: UpstreamClient = new UpstreamClient({
+        modelId: model.id,
+        deployment,
+        apiKey: deployment.apiKeyEnv ? env[deployment.apiKeyEnv] : undefined,
+        dispatcher: agent,
+        onResponded: () => fleet.reached(built, true),
+      });
+      const built = new Deployment(model.id, deployment, client, new DeploymentHealth(model.routing, { passive }), metrics);
+      return built;
     });
-    clients.set(model.id, client);
+    const fleet = new Fleet(model.id, deployments, model.routing, logger);
+    fleets.set(model.id, fleet);
   }
-  health = new UpstreamHealth([...clients.values()], {
-    logger,
-    intervalMs: options.probeIntervalMs,
-    probeTimeoutMs: options.probeTimeoutMs,
-  });
-  const started = health;
+  const started = new UpstreamHealth([...fleets.values()], { probeTimeoutMs: options.probeTimeoutMs });
   return {
-    clients,
+    fleets,
     health: started,
     start: () => started.start(),
     async close() {

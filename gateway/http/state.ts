@@ -13,6 +13,8 @@ export interface GatewayState {
   apiKey?: { id: string; verified: boolean };
   /** The error that answered the request, for the request log (a 5xx's detail goes only there). */
   error?: GatewayError;
+  /** A chat of a model with several deployments: those whose answers it used, for the request log (never the body). */
+  deployments?: string[];
   /** Admission checks still in flight (http/middleware/admission.ts): awaited at the route's gate. */
   checks?: Array<Promise<unknown>>;
   /** A route's own error body shape (e.g. `{ok: false, tool, error}` on /v1/tools/execute). */

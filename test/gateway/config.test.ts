@@ -72,12 +72,12 @@ test('PUBLIC_URL wins over the default and loses its trailing slash; empty env v
 
 test('upstream precedence: <ALIAS>_UPSTREAM_* beats UPSTREAM_* beats the file', () => {
   const fileOnly = parseConfig(fileJson(), {});
-  assert.equal(fileOnly.models[0].upstream.baseUrl, 'http://127.0.0.1:11434/v1');
-  assert.equal(fileOnly.models[0].upstream.apiKeyEnv, undefined);
+  assert.equal(fileOnly.models[0].upstreams[0].baseUrl, 'http://127.0.0.1:11434/v1');
+  assert.equal(fileOnly.models[0].upstreams[0].apiKeyEnv, undefined);
 
   const shared = parseConfig(fileJson(), { UPSTREAM_BASE_URL: 'http://127.0.0.1:8000/v1', UPSTREAM_API_KEY: 'k' });
   assert.deepEqual(
-    shared.models.map((m) => [m.upstream.baseUrl, m.upstream.model, m.upstream.apiKeyEnv]),
+    shared.models.map((m) => [m.upstreams[0].baseUrl, m.upstreams[0].model, m.upstreams[0].apiKeyEnv]),
     [
       ['http://127.0.0.1:8000/v1', 'qwen3:32b', 'UPSTREAM_API_KEY'],
       ['http://127.0.0.1:8000/v1', 'qwen3:8b', 'UPSTREAM_API_KEY'],
@@ -92,7 +92,7 @@ test('upstream precedence: <ALIAS>_UPSTREAM_* beats UPSTREAM_* beats the file', 
     OPERATOR_UPSTREAM_API_KEY: 'k2',
   });
   assert.deepEqual(
-    perAlias.models.map((m) => [m.upstream.baseUrl, m.upstream.model, m.upstream.apiKeyEnv]),
+    perAlias.models.map((m) => [m.upstreams[0].baseUrl, m.upstreams[0].model, m.upstreams[0].apiKeyEnv]),
     [
       ['http://127.0.0.1:8000/v1', 'qwen3:32b', 'UPSTREAM_API_KEY'],
       ['http://127.0.0.1:8001/v1', 'llama3:8b', 'OPERATOR_UPSTREAM_API_KEY'],
@@ -349,4 +349,132 @@ test('x402: a network that is not CAIP-2 EVM, a bad pay-to, no assets or a top-u
       ),
     /x402\.payTo is also deposits\.chains\.base\.treasury: a payment would be credited twice/,
   );
+});
+
+/** The file with the first model served by these deployments. */
+function withFleet(upstreams: unknown, routing?: Record<string, unknown>): Record<string, unknown> {
+  const json = fileJson();
+  const [first] = json.models as Array<Record<string, unknown>>;
+  delete first.upstream;
+  first.upstreams = upstreams;
+  if (routing) first.routing = routing;
+  return json;
+}
+
+const gpu = (name: string, more: Record<string, unknown> = {}) => ({
+  name,
+  baseUrl: `http://${name}.internal:8000/v1`,
+  model: 'Qwen/Qwen3-32B',
+  ...more,
+});
+
+test('models[].upstreams: deployments with their weights and priorities; routing defaults; upstream is the list of one named default', () => {
+  const config = parseConfig(
+    withFleet([
+      gpu('gpu-a'),
+      gpu('gpu-b', { weight: 2, timeoutMs: 90_000 }),
+      { ...gpu('hosted', { priority: 1, apiKeyEnv: 'HOSTED_KEY' }) },
+    ]),
+    {},
+  );
+  const [fleet, single] = config.models;
+  assert.deepEqual(
+    fleet.upstreams.map((d) => [d.name, d.weight, d.priority, d.timeoutMs, d.maxOutputTokens, d.apiKeyEnv]),
+    [
+      ['gpu-a', 1, 0, 120_000, 2048, undefined],
+      ['gpu-b', 2, 0, 90_000, 2048, undefined],
+      ['hosted', 1, 1, 120_000, 2048, 'HOSTED_KEY'],
+    ],
+  );
+  assert.deepEqual(fleet.routing, {
+    imbalance: 4,
+    failuresToCooldown: 3,
+    failureWindowMs: 60_000,
+    cooldownMs: 30_000,
+    maxCooldownMs: 300_000,
+    firstTokenTimeoutMs: 30_000,
+    probeIntervalMs: 30_000,
+  });
+  assert.deepEqual(single.upstreams, [
+    {
+      name: 'default',
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      model: 'qwen3:8b',
+      timeoutMs: 120_000,
+      maxOutputTokens: 2048,
+      weight: 1,
+      priority: 0,
+    },
+  ]);
+  assert.equal('upstream' in single, false);
+  const tuned = parseConfig(withFleet([gpu('a'), gpu('b')], { imbalance: 0, cooldownMs: 5_000, probeIntervalMs: 1_000 }), {});
+  assert.deepEqual(
+    [tuned.models[0].routing.imbalance, tuned.models[0].routing.cooldownMs, tuned.models[0].routing.probeIntervalMs],
+    [0, 5_000, 1_000],
+  );
+});
+
+test('a bad list of deployments stops the start naming the field (or the model)', () => {
+  const both = withFleet([gpu('a')]);
+  (both.models as Array<Record<string, unknown>>)[0].upstream = { baseUrl: 'http://127.0.0.1:9/v1', model: 'm' };
+  const neither = withFleet(undefined);
+  const cases: Array<[Record<string, unknown>, Record<string, string>, string]> = [
+    [withFleet([]), {}, 'config: models.0.upstreams: at least one deployment'],
+    [withFleet([gpu('a'), gpu('b'), gpu('a')]), {}, 'config: models.0.upstreams.2.name: "a" is used twice in model "svc-32b-conductor"'],
+    [withFleet([gpu('a', { weight: 0 })]), {}, 'config: models.0.upstreams.0.weight: at least 1'],
+    [withFleet([gpu('a', { weight: 1.5 })]), {}, 'config: models.0.upstreams.0.weight: Invalid input: expected int, received number'],
+    [withFleet([gpu('a', { priority: -1 })]), {}, 'config: models.0.upstreams.0.priority: Too small: expected number to be >=0'],
+    [
+      withFleet([{ ...gpu('a'), name: 'a b' }]),
+      {},
+      'config: models.0.upstreams.0.name: letters, digits, _ . - (at most 64, starting with a letter or digit)',
+    ],
+    [
+      withFleet([{ baseUrl: 'http://x.internal/v1', model: 'm' }]),
+      {},
+      'config: models.0.upstreams.0.name: Invalid input: expected string, received undefined',
+    ],
+    [withFleet([gpu('a', { timeoutMS: 1 })]), {}, 'config: models.0.upstreams.0: Unrecognized key: "timeoutMS"'],
+    [withFleet([gpu('a')], { imbalanse: 2 }), {}, 'config: models.0.routing: Unrecognized key: "imbalanse"'],
+    [both, {}, 'config: models.0 ("svc-32b-conductor"): set either "upstream" (one server) or "upstreams" (a list), not both'],
+    [neither, {}, 'config: models.0 ("svc-32b-conductor"): needs "upstream" (one server) or "upstreams" (a list)'],
+  ];
+  for (const [json, env, message] of cases) {
+    assert.throws(
+      () => parseConfig(json, env),
+      (err: unknown) => err instanceof ConfigError && err.message === message,
+      `expected "${message}"`,
+    );
+  }
+});
+
+test('the *_UPSTREAM_* variables keep working for a model with one upstream, and stop the start for a model with a list', () => {
+  const fleet = withFleet([gpu('a'), gpu('b')]);
+  // The operator (one upstream) still takes them.
+  assert.equal(
+    parseConfig(fleet, { OPERATOR_UPSTREAM_BASE_URL: 'http://127.0.0.1:8001/v1' }).models[1].upstreams[0].baseUrl,
+    'http://127.0.0.1:8001/v1',
+  );
+  for (const name of [
+    'CONDUCTOR_UPSTREAM_BASE_URL',
+    'CONDUCTOR_UPSTREAM_MODEL',
+    'CONDUCTOR_UPSTREAM_API_KEY',
+    'UPSTREAM_BASE_URL',
+    'UPSTREAM_API_KEY',
+  ]) {
+    const value = name.endsWith('URL') ? 'http://127.0.0.1:8000/v1' : 'x';
+    assert.throws(() => parseConfig(fleet, { [name]: value }), {
+      name: 'ConfigError',
+      message: `config: models.0 ("svc-32b-conductor") has a list of upstreams: ${name} would rewrite it; set each deployment in the file instead`,
+    });
+  }
+  assert.doesNotThrow(() => parseConfig(fleet, { CONDUCTOR_UPSTREAM_MODEL: '  ' }), 'an empty variable is not set');
+});
+
+test("accounts.reservationTtlMs must outlast every deployment's timeoutMs", () => {
+  assert.throws(() => parseConfig(withFleet([gpu('a'), gpu('b', { timeoutMs: 400_000 })]), {}), {
+    name: 'ConfigError',
+    message:
+      'config: accounts.reservationTtlMs (360000) must exceed models.0.upstreams.1.timeoutMs (400000): a reservation released before its work ends lets that work run free',
+  });
 });

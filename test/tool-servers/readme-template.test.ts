@@ -12,7 +12,7 @@ import { sendJson, startFixture } from '../fixtures/web/fixture-server.js';
  * is `// tool-servers/<path>`.
  */
 function templateFiles(): Map<string, string> {
-  const readme = readFileSync('README.md', 'utf8');
+  const readme = readFileSync('docs/tool-servers.md', 'utf8');
   const start = readme.indexOf('### Writing your own tool server');
   const section = readme.slice(start, readme.indexOf('\n## ', start));
   const files = new Map<string, string>();

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { createServer, type Logger } from '../kit/index.js';
+import { z } from 'zod';
+import { createServer, parseServerEnv, type Logger } from '../kit/index.js';
 import { loadCorpus } from './corpus.js';
 import { createKnowledgeIndex } from './knowledge-index.js';
 import { knowledgeSearchTool } from './tools/knowledge-search.js';
@@ -12,8 +13,10 @@ export interface KnowledgeServerOptions {
   cwd?: string;
 }
 
-/** Where the corpus lives when KNOWLEDGE_DIR is not set, relative to the working directory. */
-export const DEFAULT_KNOWLEDGE_DIR = 'config/knowledge';
+/** What the knowledge server reads from its environment. */
+export const knowledgeEnvSchema = z.object({
+  KNOWLEDGE_DIR: z.string().default('config/knowledge').describe('Folder of project pages (relative to the working directory)'),
+});
 
 /**
  * The `knowledge` tool server: reads the corpus folder (KNOWLEDGE_DIR) once and serves
@@ -23,7 +26,8 @@ export const DEFAULT_KNOWLEDGE_DIR = 'config/knowledge';
  * const server = createKnowledgeServer({ env: { KNOWLEDGE_DIR: '/srv/knowledge' }, logger });
  */
 export function createKnowledgeServer(options: KnowledgeServerOptions): Server {
-  const dir = resolve(options.cwd ?? process.cwd(), options.env.KNOWLEDGE_DIR || DEFAULT_KNOWLEDGE_DIR);
+  const { KNOWLEDGE_DIR } = parseServerEnv('knowledge', knowledgeEnvSchema, options.env);
+  const dir = resolve(options.cwd ?? process.cwd(), KNOWLEDGE_DIR);
   const index = createKnowledgeIndex(loadCorpus(dir, options.logger));
   return createServer({ name: 'switchyard-knowledge', version: '0.1.0', tools: [knowledgeSearchTool(index)], logger: options.logger });
 }

@@ -19,11 +19,22 @@ export interface OnchainServerOptions {
 }
 
 // The per-chain variables (`RPC_URL_<CHAIN>`, …) are named by the chain list: chains.ts reads them.
-const envSchema = z.object({
-  RPC_TIMEOUT_MS: envInt({ min: 1 }).default(DEFAULT_RPC_TIMEOUT_MS),
-  RPC_DEADLINE_MS: envInt({ min: 1 }).default(DEFAULT_RPC_DEADLINE_MS),
-  RPC_RANK: envFlag().default(false),
-  ONCHAIN_CACHE_MAX_TTL_MS: envInt({ min: 0 }).optional(),
+export const onchainEnvSchema = z.object({
+  RPC_TIMEOUT_MS: envInt({ min: 1 })
+    .default(DEFAULT_RPC_TIMEOUT_MS)
+    .describe('Timeout of each RPC request; a slow URL counts as failed and the next one is tried'),
+  RPC_DEADLINE_MS: envInt({ min: 1 })
+    .default(DEFAULT_RPC_DEADLINE_MS)
+    .describe("Total RPC time of one tool call (all URLs, all its reads); keep it under the gateway's tool timeout (30 s)"),
+  RPC_RANK: envFlag()
+    .default(false)
+    .describe(
+      "`true`: re-rank a chain's URLs by latency and stability with a `net_listening` ping to each every 60 s, once the chain is used",
+    ),
+  ONCHAIN_CACHE_MAX_TTL_MS: envInt({ min: 0 }).optional().meta({
+    description: 'Upper bound on caching balances, gas, blocks by number (0 = no cache; calls still coalesce)',
+    docDefault: 'unset (one block time)',
+  }),
 });
 
 /**
@@ -35,7 +46,7 @@ const envSchema = z.object({
  */
 export function createOnchainServer(options: OnchainServerOptions): Server {
   const { env } = options;
-  const settings = parseServerEnv('onchain', envSchema, env);
+  const settings = parseServerEnv('onchain', onchainEnvSchema, env);
   const chains = options.chains === undefined ? loadChains(env) : buildChainRegistry(options.chains, env);
   const context = createOnchainContext({
     chains,

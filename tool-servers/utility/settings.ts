@@ -45,16 +45,34 @@ const MAX_PRICE_CACHE_TTL_MS = 30_000;
 // spent waiting on it would only delay the failure listing, so keyless CoinCap gets at most this.
 const KEYLESS_COINCAP_TIMEOUT_MS = 2_000;
 
-const envSchema = z.object({
-  COINGECKO_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.coingecko),
-  COINGECKO_API_KEY: z.string().trim().optional(),
-  DEFILLAMA_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.defillama),
-  BINANCE_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.binance),
+export const utilityEnvSchema = z.object({
+  COINGECKO_BASE_URL: envUrl()
+    .default(DEFAULT_BASE_URLS.coingecko)
+    .describe('CoinGecko base; with a paid key use `https://pro-api.coingecko.com`'),
+  COINGECKO_API_KEY: z
+    .string()
+    .trim()
+    .optional()
+    .describe('CoinGecko key: sent as `x-cg-demo-api-key`, or `x-cg-pro-api-key` when the base is the pro host'),
+  DEFILLAMA_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.defillama).describe('DefiLlama prices base'),
+  BINANCE_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.binance).describe('Binance public market-data base (keyless mirror)'),
   // Its default depends on COINCAP_API_KEY, so it is resolved after parsing.
-  COINCAP_BASE_URL: envUrl().optional(),
-  COINCAP_API_KEY: z.string().trim().optional(),
-  OPEN_METEO_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.openMeteo),
-  OPEN_METEO_GEOCODING_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.openMeteoGeocoding),
+  COINCAP_BASE_URL: envUrl()
+    .optional()
+    .meta({
+      description: 'CoinCap host (`/v2` or `/v3` is appended)',
+      docDefault: `\`${DEFAULT_BASE_URLS.coincap}\`; with a key \`${DEFAULT_BASE_URLS.coincapV3}\``,
+    }),
+  COINCAP_API_KEY: z
+    .string()
+    .trim()
+    .optional()
+    .describe(
+      'CoinCap key, sent as a Bearer token; selects the v3 API. Without it CoinCap is asked on keyless v2, which may be retired, ' +
+        `with at most a ${KEYLESS_COINCAP_TIMEOUT_MS / 1000} s timeout`,
+    ),
+  OPEN_METEO_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.openMeteo).describe('Open-Meteo forecast base'),
+  OPEN_METEO_GEOCODING_BASE_URL: envUrl().default(DEFAULT_BASE_URLS.openMeteoGeocoding).describe('Open-Meteo geocoding base'),
   PRICE_PROVIDERS: z
     .string()
     .transform((value, ctx) => {
@@ -72,12 +90,17 @@ const envSchema = z.object({
       }
       return [...new Set(names)] as PriceProviderName[];
     })
-    .default([...PRICE_PROVIDER_NAMES]),
+    .default([...PRICE_PROVIDER_NAMES])
+    .describe('Price providers and their order'),
   // Four providers in a row must still finish inside the gateway's per-call tool timeout.
-  UTILITY_TIMEOUT_MS: envInt({ min: 50, max: 60_000 }).default(5_000),
+  UTILITY_TIMEOUT_MS: envInt({ min: 50, max: 60_000 }).default(5_000).describe('Timeout of each provider request'),
   // The gateway gives a tool call 30 s: the chain must end (and list what each provider said) before.
-  PRICE_FALLBACK_DEADLINE_MS: envInt({ min: 50, max: 120_000 }).default(20_000),
-  PRICE_CACHE_TTL_MS: envInt({ min: 0, max: MAX_PRICE_CACHE_TTL_MS }).default(MAX_PRICE_CACHE_TTL_MS),
+  PRICE_FALLBACK_DEADLINE_MS: envInt({ min: 50, max: 120_000 })
+    .default(20_000)
+    .describe("Time for get_crypto_price's whole chain of price providers; keep it under the gateway's tool timeout (30 s)"),
+  PRICE_CACHE_TTL_MS: envInt({ min: 0, max: MAX_PRICE_CACHE_TTL_MS })
+    .default(MAX_PRICE_CACHE_TTL_MS)
+    .describe(`How long a price is reused (0–${MAX_PRICE_CACHE_TTL_MS}; 0 = no cache, requests still coalesce)`),
 });
 
 /**
@@ -89,7 +112,7 @@ const envSchema = z.object({
  *   readUtilitySettings({ COINGECKO_BASE_URL: 'http://127.0.0.1:4010', PRICE_PROVIDERS: 'coingecko,binance' })
  */
 export function readUtilitySettings(env: ServerEnv): UtilitySettings {
-  const e = parseServerEnv('utility', envSchema, env);
+  const e = parseServerEnv('utility', utilityEnvSchema, env);
   return {
     coingeckoBaseUrl: e.COINGECKO_BASE_URL,
     coingeckoApiKey: e.COINGECKO_API_KEY,

@@ -44,26 +44,35 @@ export interface WebConfig {
 const baseUrl = z.url({ protocol: /^https?$/ }).transform((url) => url.replace(/\/+$/, ''));
 const positiveInt = z.coerce.number().int().positive();
 
-const envSchema = z.object({
-  WEB_SEARCH_PROVIDERS: envNameList(SEARCH_PROVIDERS).default([...SEARCH_PROVIDERS]),
-  TWEET_PROVIDERS: envNameList(TWEET_PROVIDERS).default([...TWEET_PROVIDERS]),
-  MUSIC_PROVIDERS: envNameList(MUSIC_PROVIDERS).default([...MUSIC_PROVIDERS]),
-  BRAVE_BASE_URL: baseUrl.default('https://api.search.brave.com'),
-  BRAVE_API_KEY: z.string().optional(),
-  TAVILY_BASE_URL: baseUrl.default('https://api.tavily.com'),
-  TAVILY_API_KEY: z.string().optional(),
+export const webEnvSchema = z.object({
+  WEB_SEARCH_PROVIDERS: envNameList(SEARCH_PROVIDERS)
+    .default([...SEARCH_PROVIDERS])
+    .describe('Search providers and their order (comma list)'),
+  TWEET_PROVIDERS: envNameList(TWEET_PROVIDERS)
+    .default([...TWEET_PROVIDERS])
+    .describe('Tweet providers and their order'),
+  MUSIC_PROVIDERS: envNameList(MUSIC_PROVIDERS)
+    .default([...MUSIC_PROVIDERS])
+    .describe('Music catalogues and their order'),
+  BRAVE_BASE_URL: baseUrl.default('https://api.search.brave.com').describe('Brave Search API base'),
+  BRAVE_API_KEY: z.string().optional().describe('Brave Search key (Brave is skipped without it)'),
+  TAVILY_BASE_URL: baseUrl.default('https://api.tavily.com').describe('Tavily API base'),
+  TAVILY_API_KEY: z.string().optional().describe('Tavily key (skipped without it)'),
   // No public default: SearXNG is an operator's own instance, skipped until one is configured.
-  SEARXNG_BASE_URL: baseUrl.optional(),
-  DUCKDUCKGO_BASE_URL: baseUrl.default('https://html.duckduckgo.com'),
-  FXTWITTER_BASE_URL: baseUrl.default('https://api.fxtwitter.com'),
-  SYNDICATION_BASE_URL: baseUrl.default('https://cdn.syndication.twimg.com'),
-  X_API_BASE_URL: baseUrl.default('https://api.x.com'),
-  X_BEARER_TOKEN: z.string().optional(),
-  ITUNES_BASE_URL: baseUrl.default('https://itunes.apple.com'),
-  DEEZER_BASE_URL: baseUrl.default('https://api.deezer.com'),
-  MUSICBRAINZ_BASE_URL: baseUrl.default('https://musicbrainz.org'),
+  SEARXNG_BASE_URL: baseUrl.optional().describe('Your SearXNG instance (JSON format enabled); skipped when unset'),
+  DUCKDUCKGO_BASE_URL: baseUrl.default('https://html.duckduckgo.com').describe('DuckDuckGo HTML endpoint base (keyless)'),
+  FXTWITTER_BASE_URL: baseUrl.default('https://api.fxtwitter.com').describe('FxTwitter API base (keyless)'),
+  SYNDICATION_BASE_URL: baseUrl.default('https://cdn.syndication.twimg.com').describe('Tweet embed endpoint base (keyless)'),
+  X_API_BASE_URL: baseUrl.default('https://api.x.com').describe('X API v2 base'),
+  X_BEARER_TOKEN: z.string().optional().describe('X API v2 bearer token (X is skipped without it)'),
+  ITUNES_BASE_URL: baseUrl.default('https://itunes.apple.com').describe('iTunes Search base'),
+  DEEZER_BASE_URL: baseUrl.default('https://api.deezer.com').describe('Deezer API base'),
+  MUSICBRAINZ_BASE_URL: baseUrl.default('https://musicbrainz.org').describe('MusicBrainz base'),
   // MusicBrainz asks every client to identify itself with a way to reach its operator.
-  MUSICBRAINZ_USER_AGENT: z.string().default('Switchyard/0.1.0 ( https://github.com/switchyard-gateway/switchyard )'),
+  MUSICBRAINZ_USER_AGENT: z
+    .string()
+    .default('Switchyard/0.1.0 ( https://github.com/switchyard-gateway/switchyard )')
+    .describe('User-Agent MusicBrainz requires; put your own contact in it'),
   WEB_EXTRACT_ALLOW: z
     .string()
     .transform((text) =>
@@ -73,14 +82,17 @@ const envSchema = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(z.string().regex(/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/, 'entries must be host:port')))
-    .default([]),
-  WEB_EXTRACT_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
-  WEB_EXTRACT_TIMEOUT_MS: positiveInt.default(15_000),
+    .default([])
+    .describe('`host:port` entries `web_extract` may read even when private (tests, intranets)'),
+  WEB_EXTRACT_MAX_BYTES: positiveInt.default(5 * 1024 * 1024).describe('Largest page `web_extract` downloads'),
+  WEB_EXTRACT_TIMEOUT_MS: positiveInt.default(15_000).describe('Time for one `web_extract` fetch, redirects included'),
   // Several providers in a row must finish inside the gateway's 30 s tool timeout, or the client
   // gets a bare 504 instead of what each provider said: 6 s each, 20 s for the whole chain.
-  WEB_PROVIDER_TIMEOUT_MS: positiveInt.default(6_000),
-  WEB_FALLBACK_DEADLINE_MS: positiveInt.default(20_000),
-  WEB_PROVIDER_MAX_BYTES: positiveInt.default(2 * 1024 * 1024),
+  WEB_PROVIDER_TIMEOUT_MS: positiveInt.default(6_000).describe('Timeout of each search/tweet/music provider request'),
+  WEB_FALLBACK_DEADLINE_MS: positiveInt
+    .default(20_000)
+    .describe("Time for a tool's whole chain of providers; keep it under the gateway's tool timeout (30 s)"),
+  WEB_PROVIDER_MAX_BYTES: positiveInt.default(2 * 1024 * 1024).describe('Response size cap of each provider request'),
 });
 
 /**
@@ -91,7 +103,7 @@ const envSchema = z.object({
  *   const config = parseWebConfig({ BRAVE_API_KEY: 'k', WEB_SEARCH_PROVIDERS: 'brave,duckduckgo' })
  */
 export function parseWebConfig(env: ServerEnv): WebConfig {
-  const e = parseServerEnv('web server', envSchema, env);
+  const e = parseServerEnv('web server', webEnvSchema, env);
   return {
     search: {
       order: e.WEB_SEARCH_PROVIDERS,

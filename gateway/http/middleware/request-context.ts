@@ -65,6 +65,8 @@ function record(ctx: Context, startedAt: bigint, requestId: string, logger: Logg
     status,
     ms: Math.round(seconds * 10_000) / 10,
     wallet: ctx.state.wallet ?? null,
+    // Left out of the line when undefined (every chat of a model with one deployment, every other route).
+    deployments: ctx.state.deployments,
   };
   if (status >= 500) logger.error(error ? { ...line, ...errorFields(error, status) } : line, 'request');
   else logger.info(error ? { ...line, ...errorFields(error, status) } : line, 'request');

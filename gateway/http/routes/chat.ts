@@ -58,6 +58,7 @@ async function jsonAnswer(
   abort: ChatAbort,
 ): Promise<void> {
   const outcome = await orchestrator.run(plan, COLLECT_ONLY, abort);
+  ctx.state.deployments = outcome.deployments;
   setCreditHeaders(ctx, outcome.credits);
   ctx.body = {
     id: identity.id,
@@ -105,6 +106,7 @@ async function streamAnswer(
   };
   try {
     const outcome = await orchestrator.run(plan, sink, abort);
+    ctx.state.deployments = outcome.deployments;
     if (outcome.clientToolCalls) sse.toolCalls(outcome.clientToolCalls);
     sse.finish({ finishReason: outcome.finishReason, toolTrace: outcome.toolTrace, credits: outcome.credits });
     if (request.includeUsage) sse.usage(outcome.usage);

@@ -110,7 +110,8 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
       model,
       // The stored conversation is whole (every gateway round in it): only this turn's input may
       // carry calls whose gateway rounds the orchestrator kept (a client that resends items itself).
-      history: [...instructions, ...earlier],
+      instructions,
+      history: earlier,
       messages: stored ? withoutEchoes(stored, input) : input,
       clientTools: request.clientTools,
       maxTokens: request.maxOutputTokens,
@@ -145,6 +146,7 @@ function serverLabeller(tools: ToolRunner): (tool: string) => string {
 async function jsonAnswer(ctx: Context, run: ResponseRun, deps: ResponseRouteDeps, abort: ChatAbort): Promise<void> {
   const output = new ResponseOutput({ serverOf: serverLabeller(deps.tools) });
   const outcome = await deps.orchestrator.run(run.plan, sinkInto(output), abort);
+  ctx.state.deployments = outcome.deployments;
   const response = await finish(run, output, outcome, deps);
   setCreditHeaders(ctx, outcome.credits);
   ctx.body = response;
@@ -167,6 +169,7 @@ async function streamAnswer(ctx: Context, run: ResponseRun, deps: ResponseRouteD
   });
   try {
     const outcome = await deps.orchestrator.run(run.plan, sink, abort);
+    ctx.state.deployments = outcome.deployments;
     const response = await finish(run, output, outcome, deps);
     const terminal = response.status === 'completed' ? 'response.completed' : 'response.incomplete';
     events.send(terminal, { response: outcome.credits ? { ...response, credits: outcome.credits } : response });

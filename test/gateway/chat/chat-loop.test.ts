@@ -332,9 +332,10 @@ test('an upstream that ignores stream: true and answers one JSON completion stil
 test('/health lists each model as up', async () => {
   const health = (await (await fetch(`${gateway.url}/health`)).json()) as Record<string, unknown>;
   assert.equal(health.status, 'ok');
+  const up = [{ name: 'default', state: 'up', outstanding: 0 }];
   assert.deepEqual(health.models, [
-    { id: 'svc-32b-conductor', upstream: 'up' },
-    { id: 'svc-8b-operator', upstream: 'up' },
+    { id: 'svc-32b-conductor', upstream: 'up', deployments: up },
+    { id: 'svc-8b-operator', upstream: 'up', deployments: up },
   ]);
 });
 

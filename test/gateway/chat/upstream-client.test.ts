@@ -30,7 +30,7 @@ async function upstreamWith(reply: (res: ServerResponse) => Promise<void> | void
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   const config = parseConfig({ models: [{ id: 'm', alias: 'mm', upstream: { baseUrl, model: 'x', timeoutMs: 5000 } }] }, {});
   const model: ModelConfig = config.models[0];
-  return new UpstreamClient({ model, dispatcher: agent, maxAttempts: 1, maxResponseBytes });
+  return new UpstreamClient({ modelId: model.id, deployment: model.upstreams[0], dispatcher: agent, maxResponseBytes });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -199,7 +199,7 @@ test('onDone is told of data: [DONE], which never reaches onData; tools go out w
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   const config = parseConfig({ models: [{ id: 'm', alias: 'mm', upstream: { baseUrl, model: 'x', timeoutMs: 5000 } }] }, {});
-  const client = new UpstreamClient({ model: config.models[0], dispatcher: agent, maxAttempts: 1 });
+  const client = new UpstreamClient({ modelId: 'm', deployment: config.models[0].upstreams[0], dispatcher: agent });
   const seen: string[] = [];
   let done = 0;
   const tools = [{ type: 'function' as const, function: { name: 'get_time', description: 'd', parameters: { type: 'object' } } }];

@@ -1,6 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
+import { startReplica } from '../../fixtures/upstreams/replica.js';
 import { apiKeyFor, startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { parseConfig } from '../../../gateway/config.js';
 import { postChat } from './chat-harness.js';
@@ -33,9 +34,10 @@ test('an upstream that is down: /health says degraded and a chat fails fast with
   });
   const health = (await (await fetch(`${gateway.url}/health`)).json()) as Record<string, unknown>;
   assert.equal(health.status, 'degraded');
+  const down = [{ name: 'default', state: 'down', outstanding: 0 }];
   assert.deepEqual(health.models, [
-    { id: 'svc-32b-conductor', upstream: 'down' },
-    { id: 'svc-8b-operator', upstream: 'down' },
+    { id: 'svc-32b-conductor', upstream: 'down', deployments: down },
+    { id: 'svc-8b-operator', upstream: 'down', deployments: down },
   ]);
   const started = performance.now();
   const res = await postChat(gateway, { messages: [{ role: 'user', content: 'hi' }] });
@@ -48,7 +50,7 @@ test('an upstream that is down: /health says degraded and a chat fails fast with
   assert.ok(!gateway.rawLogs().includes('sekrit'));
 });
 
-test('a primary that answers its probe but a secondary that does not: ok status, per-model states', async () => {
+test('a primary that answers its probe but a secondary that does not: degraded (a model has no deployment up), per-model states', async () => {
   const upstream = await upstreamFixture();
   const gateway = await gatewayWith({
     config: (json) => {
@@ -58,10 +60,10 @@ test('a primary that answers its probe but a secondary that does not: ok status,
   });
   assert.ok(upstream.modelsRequests >= 1);
   const health = (await (await fetch(`${gateway.url}/health`)).json()) as Record<string, unknown>;
-  assert.equal(health.status, 'ok');
+  assert.equal(health.status, 'degraded');
   assert.deepEqual(health.models, [
-    { id: 'svc-32b-conductor', upstream: 'up' },
-    { id: 'svc-8b-operator', upstream: 'down' },
+    { id: 'svc-32b-conductor', upstream: 'up', deployments: [{ name: 'default', state: 'up', outstanding: 0 }] },
+    { id: 'svc-8b-operator', upstream: 'down', deployments: [{ name: 'default', state: 'down', outstanding: 0 }] },
   ]);
   const res = await postChat(gateway, { model: 'operator', messages: [{ role: 'user', content: 'hi' }] });
   assert.equal(res.status, 503);
@@ -78,16 +80,16 @@ test('upstream env precedence in parseConfig: <ALIAS>_UPSTREAM_* beats UPSTREAM_
   });
   const [conductor, operator] = config.models;
   assert.deepEqual(
-    [conductor.upstream.baseUrl, conductor.upstream.model, conductor.upstream.apiKeyEnv],
+    [conductor.upstreams[0].baseUrl, conductor.upstreams[0].model, conductor.upstreams[0].apiKeyEnv],
     ['http://10.0.0.2:8000/v1', 'Qwen/Qwen3-32B', 'CONDUCTOR_UPSTREAM_API_KEY'],
   );
   assert.deepEqual(
-    [operator.upstream.baseUrl, operator.upstream.model, operator.upstream.apiKeyEnv],
+    [operator.upstreams[0].baseUrl, operator.upstreams[0].model, operator.upstreams[0].apiKeyEnv],
     ['http://10.0.0.1:8000/v1', 'qwen3:8b', 'UPSTREAM_API_KEY'],
   );
   const fileOnly = parseConfig(baseConfigJson(), { UPSTREAM_BASE_URL: '  ' });
-  assert.equal(fileOnly.models[0].upstream.baseUrl, 'http://127.0.0.1:9/v1');
-  assert.equal(fileOnly.models[0].upstream.apiKeyEnv, undefined);
+  assert.equal(fileOnly.models[0].upstreams[0].baseUrl, 'http://127.0.0.1:9/v1');
+  assert.equal(fileOnly.models[0].upstreams[0].apiKeyEnv, undefined);
 });
 
 test('upstream env precedence end to end: each model reaches its server with its model name and key', async () => {
@@ -128,4 +130,20 @@ test('a chat past CHAT_DEADLINE_MS is a 504 chat_deadline_exceeded and its upstr
   assert.equal(res.body.error.code, 'chat_deadline_exceeded');
   assert.equal(res.body.error.message, 'The chat did not finish within its deadline of 400 ms.');
   await upstream.abortedRequest();
+});
+
+test("a model's only upstream that drops one connection is retried and never reported down meanwhile", async () => {
+  const replica = await startReplica('vllm-hermes');
+  stops.push(() => replica.close());
+  const gateway = await gatewayWith({
+    config: (json) => {
+      const models = json.models as Array<{ upstream: Record<string, unknown> }>;
+      models[0].upstream.baseUrl = replica.baseUrl;
+    },
+  });
+  replica.next({ drop: true });
+  const res = await postChat(gateway, { messages: [{ role: 'user', content: 'hi' }], tool_choice: 'none' });
+  assert.equal(res.status, 200);
+  assert.equal(replica.requests.length, 2);
+  assert.ok(!gateway.logs.some((l) => l.msg === 'upstream is down' && l.model === 'svc-32b-conductor'));
 });

@@ -136,9 +136,10 @@ describe('free mode off', () => {
     assert.equal(both.body.error.message, 'Authorization and x-api-key carry different keys: send one key, in either header.');
     assert.ok(!JSON.stringify(both.body).includes(bobKey));
     // With credits on, a placeholder is no key: refused, not ignored.
-    for (const headers of [{ authorization: 'Bearer unused-in-free-mode' }, { 'x-api-key': 'unused-in-free-mode' }] as Array<
-      Record<string, string>
-    >) {
+    for (const headers of [{ authorization: 'Bearer unused-in-free-mode' }, { 'x-api-key': 'unused-in-free-mode' }] as Record<
+      string,
+      string
+    >[]) {
       const answer = await call(`${gw.url}/credits/balance`, { headers: walletHeaders(alice, headers) });
       assert.deepEqual(errorOf(answer), { status: 401, code: 'invalid_api_key', type: 'authentication_error' });
     }
@@ -186,7 +187,7 @@ describe('free mode on, then off on the same DATA_DIR', () => {
   });
 
   test('a value not shaped like a Switchyard key is ignored, in either header; one shaped like a key is checked', async () => {
-    const placeholders: Array<Record<string, string>> = [
+    const placeholders: Record<string, string>[] = [
       { authorization: 'Bearer unused-in-free-mode' },
       { authorization: 'Basic dXNlcjpwYXNz' },
       { 'x-api-key': 'unused-in-free-mode' },

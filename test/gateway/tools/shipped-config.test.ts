@@ -38,7 +38,7 @@ function perChainNames(pattern: string): string[] {
 function documentedVariables(): Map<string, string[]> {
   const byServer = new Map<string, string[]>();
   const row = /^\|\s*\((\w+) server\)\s*\|\s*`([A-Z][A-Z0-9_]*(?:<CHAIN>)?)`(?:\s*\/\s*`([A-Z][A-Z0-9_]*(?:<CHAIN>)?)`)?/gm;
-  for (const match of readFileSync('README.md', 'utf8').matchAll(row)) {
+  for (const match of readFileSync('docs/configuration.md', 'utf8').matchAll(row)) {
     const [, server, ...named] = match;
     const variables = named
       .filter((name): name is string => name !== undefined)

@@ -1,5 +1,5 @@
 /**
- * README's first example, run as a user would run it: its TypeScript block copied out of README.md
+ * README's first request, run as a user would run it: its TypeScript block copied out of README.md
  * and run with tsx against a real gateway (the scripted upstream behind it), its placeholders taken
  * from the environment: the gateway's address and a wallet in place of `127.0.0.1:8080` and
  * `0xYourWalletAddress`, and `SWITCHYARD_KEY` as README reads it. In free mode the key is unset, so
@@ -12,11 +12,11 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startScriptedUpstream, type ScriptedUpstream, type Turn } from './fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, type TestGateway } from './helpers/gateway.js';
-import { startChatGateway } from './gateway/chat/chat-harness.js';
+import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../fixtures/upstream/scripted-upstream.js';
+import { apiKeyFor, type TestGateway } from '../helpers/gateway.js';
+import { startChatGateway } from '../gateway/chat/chat-harness.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
+const ROOT = resolve(import.meta.dirname, '../..');
 const URL_PLACEHOLDER = "'http://127.0.0.1:8080/v1'";
 const WALLET_PLACEHOLDER = "'0xYourWalletAddress'";
 const WALLET = '0x52908400098527886E0F7030069857D2E4169EE7';
