@@ -3,7 +3,8 @@
  * ignores fields it does not know; refuses what the gateway cannot honour (legacy `functions`,
  * several choices, a tool result without its call or a call without its result) with a 400 that
  * names the field. The client's own `tools` (type `function`)
- * come out as `clientTools`, to be offered next to the gateway's (see client-tools.ts).
+ * come out as `clientTools`, to be offered next to the gateway's (see client-tools.ts), and
+ * `response_format` as `format`, for the orchestrator to compile (answer-format.ts).
  *
  * @example
  *   const request = parseChatRequest(ctx.request.body) // throws InvalidRequest on bad input
@@ -11,7 +12,8 @@
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest } from '../errors.js';
 import type { UpstreamMessage } from './chat-types.js';
-import { clientToolsFrom, clientToolChoiceSchema, clientFunctionSchema, type ClientTools } from './client-tools.js';
+import { clientToolsFrom, clientToolChoiceSchema, clientFunctionSchema, functionName, type ClientTools } from './client-tools.js';
+import type { FormatRequest } from './answer-format.js';
 import { unpairedTool } from './tool-pairing.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
@@ -34,6 +36,27 @@ const message = z.discriminatedUnion('role', [
 
 const positiveInt = z.number().int().positive();
 
+/** `response_format`: https://platform.openai.com/docs/api-reference/chat/create#chat-create-response_format */
+const responseFormat = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('text') }),
+    z.object({ type: z.literal('json_object') }),
+    z.object({
+      type: z.literal('json_schema'),
+      json_schema: z.object({
+        name: functionName,
+        description: z.string().optional(),
+        schema: z.record(z.string(), z.unknown()).optional().meta({ description: 'A JSON Schema (draft-07 or 2020-12, by its $schema)' }),
+        strict: z.boolean().nullish(),
+      }),
+    }),
+  ])
+  .meta({
+    description:
+      "The answer format. With `json_object` or `json_schema` the answer is JSON alone (tool rounds' text is left out); " +
+      'an answer that does not parse or validate gets one corrective call, and with `strict: true` one still invalid is a 502.',
+  });
+
 /** The request body as validated (exported for the OpenAPI document). */
 export const chatRequestSchema = z.object({
   messages: z.array(message).min(1, 'messages must hold at least one message'),
@@ -51,6 +74,7 @@ export const chatRequestSchema = z.object({
   tool_choice: clientToolChoiceSchema.nullish(),
   tools: z.array(clientFunctionSchema).nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  response_format: responseFormat.nullish(),
   functions: z.unknown().optional(),
   function_call: z.unknown().optional(),
 });
@@ -64,6 +88,8 @@ export interface ChatRequest {
   clientTools: ClientTools;
   maxTokens?: number;
   sampling: { temperature?: number; top_p?: number; stop?: string | string[]; seed?: number; user?: string };
+  /** `response_format`, unchecked yet (its schema is compiled by ChatOrchestrator.answerFormat). */
+  format?: FormatRequest;
 }
 
 /** Parse and check a request body; every refusal is a 400 naming the field. */
@@ -123,7 +149,14 @@ export function parseChatRequest(body: unknown): ChatRequest {
     clientTools,
     maxTokens: r.max_completion_tokens ?? r.max_tokens ?? undefined,
     sampling,
+    ...(r.response_format ? { format: formatRequest(r.response_format) } : {}),
   };
+}
+
+function formatRequest(format: z.infer<typeof responseFormat>): FormatRequest {
+  if (format.type !== 'json_schema') return { type: format.type };
+  const { name, description, schema, strict } = format.json_schema;
+  return { type: 'json_schema', name, description, schema, strict: strict ?? undefined };
 }
 
 function text(value: z.infer<typeof content>): string {

@@ -8,7 +8,7 @@
  *
  * @example
  *   const tools = clientToolsFrom({ tools: body.tools, choice: body.tool_choice ?? 'auto' })
- *   upstreamToolChoice(tools, { forceFinal: false }) // 'auto' | 'none' | 'required' | { type: 'function', function: { name } }
+ *   upstreamToolChoice(tools, { final: false }) // 'auto' | 'none' | 'required' | { type: 'function', function: { name } }
  */
 import { z } from 'zod';
 import { InvalidRequest } from '../errors.js';
@@ -91,8 +91,9 @@ export function assertNoNameConflict(tools: ClientTools, gatewayTools: FunctionT
 /**
  * The `tool_choice` of one upstream call: `required` or a named function go up on every round
  * until a client function is called (a round that calls one ends the request, so: every round);
- * the gateway's tools stay in the offer meanwhile. The last call after the round cap is `none`.
+ * the gateway's tools stay in the offer meanwhile. A `final` call (the last after the round cap, or
+ * a JSON answer's corrective call) is `none`.
  */
-export function upstreamToolChoice(tools: ClientTools, call: { forceFinal: boolean }): ClientToolChoice {
-  return call.forceFinal ? 'none' : tools.choice;
+export function upstreamToolChoice(tools: ClientTools, call: { final: boolean }): ClientToolChoice {
+  return call.final ? 'none' : tools.choice;
 }

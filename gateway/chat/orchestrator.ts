@@ -6,7 +6,11 @@
  * calls, keeps the gateway's rounds for the continuation (kept-rounds.ts) and ends the chat with
  * `finish_reason: "tool_calls"`, handing the client its calls. The same loop serves
  * streaming and non-streaming requests: it reports visible text through `sink.content` as it
- * arrives, and the non-streaming route simply collects it.
+ * arrives, and the non-streaming route simply collects it. Under a JSON answer format
+ * (answer-format.ts) the answer is the final call's text alone, held until it validates
+ * (structured-answer.ts): rounds that offer tools go up without the format, the call that answers
+ * is checked, one corrective call (`tool_choice: "none"` and the format) follows an invalid answer,
+ * and only then does the answer reach `sink.content`.
  *
  * @example
  *   const sink = { accepted() {}, content: (t) => parts.push(t), toolsRunning() {}, drained: () => undefined }
@@ -27,11 +31,14 @@ import { runToolRound } from './tool-round.js';
 import { assertNoNameConflict, toolsEnabled, upstreamToolChoice, type ClientTools } from './client-tools.js';
 import { callIdsIn, splitToolCalls, withUsableCallIds } from './hybrid-round.js';
 import type { KeptRounds } from './kept-rounds.js';
+import { AnswerFormats, upstreamResponseFormat, type AnswerFormat, type FormatRequest } from './answer-format.js';
+import { answerStep, correctionPrompt } from './structured-answer.js';
 import {
   ClientCancelled,
   UpstreamFailure,
   chatDeadlineExceeded,
   upstreamAborted,
+  upstreamInvalidOutput,
   upstreamStreamCutOff,
   upstreamUnavailable,
 } from './upstream-errors.js';
@@ -67,6 +74,8 @@ export interface ChatPlan {
   maxTokens?: number;
   sampling: Pick<UpstreamChatParams, 'temperature' | 'top_p' | 'stop' | 'seed' | 'user'>;
   wallet: string;
+  /** The answer format (`answerFormat` compiles it); plain text when absent. */
+  format?: AnswerFormat;
 }
 
 /** Where the loop reports progress; the streaming route turns these into SSE. */
@@ -99,6 +108,8 @@ export interface ChatSink {
 export interface ChatOutcome {
   content: string;
   finishReason: FinishReason;
+  /** With finish reason `length`: what cut the answer short, the token cap or the wallet's credits. */
+  cutShort?: 'max_tokens' | 'credits';
   usage: Usage;
   toolTrace: ToolTraceEntry[];
   /** Present when credits are on. */
@@ -161,6 +172,12 @@ interface ChatRun {
   toolRounds: number;
   /** The first upstream call answered 2xx (see ChatSink.accepted). */
   accepted: boolean;
+  /** A JSON answer format: each call's text is held, and only the answer is given (see decideAnswer). */
+  json?: Exclude<AnswerFormat, { type: 'text' }>;
+  /** The answer held back under a JSON format, given once the chat ends. */
+  held?: string;
+  /** The corrective call is next (or under way): its exchange starts at `from` in `messages`. */
+  correction?: { from: number };
   /**
    * The upstream call under way, billed from what it produced if the chat fails during it;
    * `answered` once its status line came back (the prompt was taken).
@@ -170,6 +187,7 @@ interface ChatRun {
 
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
+  private readonly formats = new AnswerFormats();
   private readonly modelsByName = new Map<string, ModelConfig>();
   private readonly seriesByModel = new Map<string, ModelSeries>();
   private preambleDay = -1;
@@ -185,6 +203,14 @@ export class ChatOrchestrator {
   /** How long a streamed answer may stay silent before it sends a keep-alive comment (`chat.keepAliveMs`). */
   get keepAliveMs(): number {
     return this.deps.config.chat.keepAliveMs;
+  }
+
+  /**
+   * The answer format a request asked for, checked and compiled (`param`: the field it came in,
+   * named by a 400); do this before anything else of the request runs.
+   */
+  answerFormat(request: FormatRequest, param: string): AnswerFormat {
+    return this.formats.compile(request, param);
   }
 
   /** Alias or canonical id → model; default `conductor` (the first model); unknown → 404. */
@@ -215,27 +241,33 @@ export class ChatOrchestrator {
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
       let finishReason: FinishReason;
+      let cutShort: ChatOutcome['cutShort'];
       let clientCalls: UpstreamToolCall[] = [];
       for (;;) {
-        const forceFinal = chat.tools.length > 0 && chat.toolRounds >= maxRounds;
+        // After the round cap, and for the corrective call, the model must answer: tool_choice none.
+        const final = (chat.tools.length > 0 && chat.toolRounds >= maxRounds) || chat.correction !== undefined;
         const promptTokens = chat.tally.promptTokens();
         const need = creditsToCover(chat.tally.usage, promptTokens, chat.maxOut);
         let round: AssembledRound;
         if (sink.live === false && chat.billing.claimChargeAtEnd(need)) {
           // Nothing reaches the client before the chat settles: no hold while the model answers.
-          round = await this.callUpstream(chat, { promptTokens, forceFinal }, sink, abort);
+          round = await this.callUpstream(chat, { promptTokens, final }, sink, abort);
         } else if (chat.billing.claimRunAhead(need)) {
-          round = await this.callUpstreamWhileHolding(chat, need, { promptTokens, forceFinal }, sink, abort);
+          round = await this.callUpstreamWhileHolding(chat, need, { promptTokens, final }, sink, abort);
         } else {
           if (!(await chat.billing.cover(need))) {
             finishReason = 'length'; // out of credits (or the hold expired): answer with what exists
+            cutShort = 'credits';
             break;
           }
           if (abort.aborted) throw abort.reason;
-          round = await this.callUpstream(chat, { promptTokens, forceFinal }, sink, abort);
+          round = await this.callUpstream(chat, { promptTokens, final }, sink, abort);
         }
-        if (round.toolCalls.length === 0 || forceFinal || chat.tools.length === 0) {
+        if (round.toolCalls.length === 0 || final || chat.tools.length === 0) {
           finishReason = round.finishReason === 'length' ? 'length' : 'stop';
+          if (finishReason === 'length') cutShort = 'max_tokens';
+          // A JSON answer is checked (one cut off by the token cap goes back as it is, as OpenAI's does).
+          if (chat.json && !this.decideAnswer(chat, round.text, finishReason)) continue;
           break;
         }
         const { names, parallel } = plan.clientTools;
@@ -250,7 +282,9 @@ export class ChatOrchestrator {
           break;
         }
       }
-      return await this.finishChat(chat, finishReason, clientCalls);
+      // A held answer is given now, whole: nothing of a JSON answer went out before it was decided.
+      if (chat.held) chat.answer.push(chat.held);
+      return await this.finishChat(chat, finishReason, clientCalls, cutShort);
     } catch (err) {
       await this.settleAfterFailure(chat, abort.reason instanceof ClientCancelled);
       throw abort.aborted ? abort.reason : err;
@@ -285,7 +319,44 @@ export class ChatOrchestrator {
       trace: [],
       toolRounds: 0,
       accepted: false,
+      ...(plan.format && plan.format.type !== 'text' ? { json: plan.format } : {}),
     };
+  }
+
+  /**
+   * Under a JSON format, the call that answered: true when the chat ends with its answer held,
+   * false when the corrective call is to follow (the answer and what was wrong with it go up as an
+   * assistant and a user turn, left out of the outcome's conversation). A strict
+   * schema's answer still invalid after the correction fails the chat (502, both calls charged).
+   */
+  private decideAnswer(chat: ChatRun, text: string, finishReason: FinishReason): boolean {
+    const json = chat.json!;
+    if (finishReason === 'length') {
+      chat.held = text;
+      return true;
+    }
+    const step = answerStep(json, text, { corrected: chat.correction !== undefined });
+    switch (step.step) {
+      case 'answer':
+        chat.held = step.text;
+        return true;
+      case 'correct':
+        // Should the credits run out before the corrective call, the answer so far is all there is.
+        chat.held = json.type === 'json_schema' && json.strict ? undefined : text;
+        chat.correction = { from: chat.messages.length };
+        this.addMessage(chat, { role: 'assistant', content: text });
+        this.addMessage(chat, { role: 'user', content: correctionPrompt(json, step.problem) });
+        return false;
+      case 'as_is':
+        this.deps.logger.warn(
+          { model: chat.plan.model.id, problem: step.problem },
+          'the answer does not match the requested format after a corrective call: it goes back as it is',
+        );
+        chat.held = text;
+        return true;
+      case 'fail':
+        throw upstreamInvalidOutput(chat.plan.model.id, step.problem);
+    }
   }
 
   /**
@@ -298,7 +369,7 @@ export class ChatOrchestrator {
   private async callUpstreamWhileHolding(
     chat: ChatRun,
     need: number,
-    call: { promptTokens: number; forceFinal: boolean },
+    call: { promptTokens: number; final: boolean },
     sink: ChatSink,
     abort: ChatAbort,
   ): Promise<AssembledRound> {
@@ -319,7 +390,7 @@ export class ChatOrchestrator {
    */
   private async callUpstream(
     chat: ChatRun,
-    call: { promptTokens: number; forceFinal: boolean },
+    call: { promptTokens: number; final: boolean },
     sink: ChatSink,
     abort: ChatAbort,
     admitted?: Promise<void>,
@@ -355,12 +426,14 @@ export class ChatOrchestrator {
    * One streamed attempt on `deployment`, on its own branch of the chat's abort (its timeouts end
    * the attempt, not the chat). A live answer gets its visible text as it arrives (once `admitted`,
    * when given, resolved); one that reaches nobody before the chat ends gets it once the call
-   * succeeded, so an abandoned attempt leaves nothing behind.
+   * succeeded, so an abandoned attempt leaves nothing behind; under a JSON format nothing is given
+   * here (the round's text is the candidate answer, see decideAnswer). `final`: the model must
+   * answer now (`tool_choice: "none"`); a JSON format goes up with the calls that offer no tools.
    */
   private async attempt(
     chat: ChatRun,
     deployment: Deployment,
-    call: { promptTokens: number; forceFinal: boolean; canFailOver: boolean },
+    call: { promptTokens: number; final: boolean; canFailOver: boolean },
     sink: ChatSink,
     abort: ChatAbort,
     admitted?: Promise<void>,
@@ -370,10 +443,11 @@ export class ChatOrchestrator {
     const live = sink.live !== false;
     chat.answer.newCall();
     let heldBack = '';
-    const onText = live ? chat.answer.push : (text: string) => void (heldBack += text);
+    const onText = chat.json ? holdText : live ? chat.answer.push : (text: string) => void (heldBack += text);
     const assembler = new StreamAssembler(onText, { modelId, reasoningFirst: !live || deployment.reasoningInPrompt });
     const inFlight = { assembler, promptTokens: call.promptTokens, answered: false };
     chat.inFlight = inFlight;
+    const format = chat.json && (tools.length === 0 || call.final) ? upstreamResponseFormat(chat.json) : undefined;
     let sawDone = false;
     const branch = abort.branch();
     fleet.begin(deployment);
@@ -385,6 +459,7 @@ export class ChatOrchestrator {
           ...chat.plan.sampling,
           ...(tools.length ? { tools, tool_choice: upstreamToolChoice(chat.plan.clientTools, call) } : {}),
           ...(tools.length ? { parallel_tool_calls: chat.plan.clientTools.parallel } : {}),
+          ...(format ? { response_format: format } : {}),
         },
         {
           abort: branch.abort,
@@ -458,7 +533,12 @@ export class ChatOrchestrator {
   }
 
   /** The loop ended with an answer: settle its cost and count it. */
-  private async finishChat(chat: ChatRun, finishReason: FinishReason, clientToolCalls: UpstreamToolCall[]): Promise<ChatOutcome> {
+  private async finishChat(
+    chat: ChatRun,
+    finishReason: FinishReason,
+    clientToolCalls: UpstreamToolCall[],
+    cutShort: ChatOutcome['cutShort'],
+  ): Promise<ChatOutcome> {
     const modelId = chat.plan.model.id;
     const { usage } = chat.tally;
     if (chat.tally.estimated) {
@@ -473,12 +553,14 @@ export class ChatOrchestrator {
     return {
       content: chat.answer.text,
       finishReason,
+      ...(cutShort ? { cutShort } : {}),
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
       toolTrace: chat.trace,
       credits,
       toolRounds: chat.toolRounds,
       ...(clientToolCalls.length ? { clientToolCalls } : {}),
-      conversation: chat.messages.slice(1),
+      // Without the corrective exchange: the next turn sees the answer alone.
+      conversation: chat.messages.slice(1, chat.correction?.from),
       ...(chat.answeredBy.length ? { deployments: chat.answeredBy } : {}),
     };
   }
@@ -542,3 +624,6 @@ export class ChatOrchestrator {
     }
   }
 }
+
+/** Under a JSON format a call's text is not shown as it streams: the round's text (`AssembledRound.text`) is the candidate. */
+function holdText(): void {}

@@ -25,6 +25,7 @@ import {
 import type { UpstreamMessage, FunctionTool } from './chat-types.js';
 import type { ChatAbort } from './chat-abort.js';
 import type { ClientToolChoice } from './client-tools.js';
+import type { UpstreamResponseFormat } from './answer-format.js';
 
 /** The per-call part of an upstream request; `model`, `stream` and `stream_options` are added here. */
 export interface UpstreamChatParams {
@@ -39,6 +40,8 @@ export interface UpstreamChatParams {
   stop?: string | string[];
   seed?: number;
   user?: string;
+  /** The answer format, on the calls that may answer (see ChatOrchestrator.callUpstream). */
+  response_format?: UpstreamResponseFormat;
 }
 
 export interface StreamChatOptions {

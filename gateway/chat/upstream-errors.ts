@@ -152,6 +152,18 @@ export function upstreamAborted(modelId: string): UpstreamFailure {
   return upstreamBrokeOff(modelId, 'it aborted the generation (finish_reason "abort")');
 }
 
+/**
+ * 502: under a strict JSON schema, the model's answer did not match it, nor did the corrective
+ * call's. Both calls are charged: the upstream did the work.
+ */
+export function upstreamInvalidOutput(modelId: string, problem: string): GatewayError {
+  return new GatewayError({
+    status: 502,
+    code: 'upstream_invalid_output',
+    message: `The model "${modelId}" did not answer in the requested format (strict), even when asked again: ${problem}.`,
+  });
+}
+
 /** 504: the whole chat ran past `chat.deadlineMs`. */
 export function chatDeadlineExceeded(deadlineMs: number): GatewayError {
   return new GatewayError({

@@ -34,6 +34,8 @@ export interface ResponseState {
   usage?: Usage;
   /** A failed response's error (`server_error`, or `rate_limit_exceeded` for a 429). */
   error?: { code: string; message: string };
+  /** Why an incomplete response stopped: the token cap, or the wallet's credits. */
+  incompleteReason?: 'max_output_tokens' | 'insufficient_credits';
 }
 
 export function responseObject(state: ResponseState): Record<string, unknown> {
@@ -44,7 +46,7 @@ export function responseObject(state: ResponseState): Record<string, unknown> {
     created_at: state.createdAt,
     status: state.status,
     error: state.error ?? null,
-    incomplete_details: state.status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    incomplete_details: state.status === 'incomplete' ? { reason: state.incompleteReason ?? 'max_output_tokens' } : null,
     instructions: request.instructions ?? null,
     max_output_tokens: request.maxOutputTokens ?? null,
     model: state.model,
@@ -57,7 +59,7 @@ export function responseObject(state: ResponseState): Record<string, unknown> {
     tools: request.tools,
     metadata: request.metadata,
     store: request.store,
-    text: { format: { type: 'text' } },
+    text: { format: request.textFormat },
     truncation: 'disabled',
     usage: state.usage ? responseUsage(state.usage) : null,
     ...(request.sampling.user !== undefined ? { user: request.sampling.user } : {}),

@@ -1,10 +1,13 @@
 /**
  * The Responses API request body (`POST /v1/responses`), validated with zod and translated into
- * what the chat loop runs: `input` (a string, or items) becomes upstream messages, `instructions`
- * a system message, `max_output_tokens` the token cap, and the client's `function` tools (flat in
+ * what the chat loop runs: `input` (a string, or items) becomes checked input items (input-items.ts;
+ * `item_reference`s are resolved against stored responses later, item-references.ts),
+ * `instructions` a system message, `max_output_tokens` the token cap, `text.format` the answer
+ * format (compiled by the orchestrator, answer-format.ts), and the client's `function` tools (flat in
  * this format) the chat format's functions, offered next to the gateway's tools under the same
- * rules as chat (client-tools.ts). Fields it does not know are ignored, as for chat; what the
- * gateway cannot honour (other tool types, images) is a 400 naming the field.
+ * rules as chat (client-tools.ts). Fields it does not know are ignored, as for chat, and so are the
+ * `include` values (none names anything the gateway has to add); what the gateway cannot honour
+ * (other tool types, images) is a 400 naming the field.
  * Wire format: https://platform.openai.com/docs/api-reference/responses/create (and the types
  * of the official `openai` client, resources/responses/responses.ts).
  *
@@ -14,8 +17,9 @@
  */
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest, zodIssue } from '../errors.js';
-import type { UpstreamMessage, UpstreamToolCall } from '../chat/chat-types.js';
 import { clientToolsFrom, functionName, type ClientTools } from '../chat/client-tools.js';
+import type { FormatRequest } from '../chat/answer-format.js';
+import type { InputItem } from './input-items.js';
 
 /** Text parts a message may hold: the client's own (`input_text`) and earlier answers echoed back (`output_text`). */
 const textPart = z.object({ type: z.enum(['input_text', 'output_text']), text: z.string() });
@@ -51,11 +55,27 @@ const mcpCallItem = z.object({
   error: z.string().nullish(),
 });
 
+/** An item of a stored response, by id (the AI SDK's OpenAI provider sends earlier turns so, `store` being on). */
+const itemReference = z.object({ type: z.literal('item_reference'), id: z.string().min(1) });
+
 const otherItem = z.looseObject({ type: z.string() });
 
-const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, mcpCallItem, otherItem]);
+const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, mcpCallItem, itemReference, otherItem]);
 
 const positiveInt = z.number().int().positive();
+
+/** `text.format`: https://platform.openai.com/docs/api-reference/responses/create#responses-create-text */
+const textFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }),
+  z.object({ type: z.literal('json_object') }),
+  z.object({
+    type: z.literal('json_schema'),
+    name: functionName,
+    description: z.string().nullish(),
+    schema: z.record(z.string(), z.unknown()).meta({ description: 'A JSON Schema (draft-07 or 2020-12, by its $schema)' }),
+    strict: z.boolean().nullish(),
+  }),
+]);
 
 /** A function tool in this format: flat, not wrapped in `function` as in chat. */
 const functionTool = z.object({
@@ -89,6 +109,19 @@ export const responsesRequestSchema = z.object({
   stream: z.boolean().nullish(),
   store: z.boolean().nullish().meta({ description: 'Keep the response for GET and previous_response_id (default true)' }),
   previous_response_id: z.string().min(1).nullish(),
+  text: z
+    .object({ format: textFormat.optional(), verbosity: z.string().nullish() })
+    .nullish()
+    .meta({
+      description:
+        'The answer format (`text.format`). With `json_object` or `json_schema` the answer is one `message` item holding JSON alone ' +
+        "(tool rounds' text emits no `output_text`); an answer that does not parse or validate gets one corrective call, and " +
+        'with `strict: true` one still invalid fails the response (502 `upstream_invalid_output`). `verbosity` is accepted and ignored.',
+    }),
+  include: z.array(z.string()).nullish().meta({
+    description:
+      'Accepted; every value is ignored (encrypted reasoning, logprobs, file, web-search and image outputs are not kept by the gateway)',
+  }),
   metadata: z
     .record(z.string().max(64), z.string().max(512))
     .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys')
@@ -105,12 +138,10 @@ export interface EchoedFunctionTool {
   strict: boolean | null;
 }
 
-type InputItem = z.infer<typeof inputItem>;
-
 export interface ResponsesRequest {
   model?: string;
-  /** This turn's input as upstream messages. */
-  input: UpstreamMessage[];
+  /** This turn's input items, checked; `item_reference`s still to resolve. */
+  input: InputItem[];
   instructions?: string;
   /** The client's functions and tool_choice, in the chat loop's terms. */
   clientTools: ClientTools;
@@ -124,6 +155,10 @@ export interface ResponsesRequest {
   store: boolean;
   previousResponseId?: string;
   metadata: Record<string, string>;
+  /** `text.format`, unchecked yet (its schema is compiled by ChatOrchestrator.answerFormat). */
+  format?: FormatRequest;
+  /** `text.format` as the response object echoes it. */
+  textFormat: Record<string, unknown>;
 }
 
 /** Parse and check a request body; every refusal is a 400 naming the field. */
@@ -141,7 +176,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (r.user != null) sampling.user = r.user;
   return {
     model: r.model,
-    input: typeof r.input === 'string' ? [{ role: 'user', content: r.input }] : inputMessages(r.input),
+    input: typeof r.input === 'string' ? [{ type: 'message', role: 'user', text: r.input }] : inputItems(r.input),
     instructions: r.instructions ?? undefined,
     clientTools,
     tools,
@@ -153,6 +188,20 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     store: r.store !== false,
     previousResponseId: r.previous_response_id ?? undefined,
     metadata: r.metadata ?? {},
+    ...formatOf(r.text?.format),
+  };
+}
+
+/** `text.format` as the orchestrator takes it, and as the response echoes it (`{type: "text"}` when absent). */
+function formatOf(format: z.infer<typeof textFormat> | undefined): Pick<ResponsesRequest, 'format' | 'textFormat'> {
+  if (!format) return { textFormat: { type: 'text' } };
+  if (format.type !== 'json_schema') return { format: { type: format.type }, textFormat: { type: format.type } };
+  const { name, schema } = format;
+  const description = format.description ?? undefined;
+  const strict = format.strict ?? undefined;
+  return {
+    format: { type: 'json_schema', name, description, schema, strict },
+    textFormat: { type: 'json_schema', name, ...(description !== undefined ? { description } : {}), schema, strict: strict ?? null },
   };
 }
 
@@ -201,54 +250,34 @@ function toolsOf(r: z.infer<typeof responsesRequestSchema>): Pick<ResponsesReque
   };
 }
 
-/**
- * Input items → upstream messages. Calls that follow each other (function calls, gateway tool
- * runs) become one assistant turn with several tool calls, as the model made them; a gateway run's
- * result follows its turn as a tool message, a function's result (`function_call_output`) is a
- * tool message where the client put it.
- */
-function inputMessages(items: InputItem[]): UpstreamMessage[] {
-  const messages: UpstreamMessage[] = [];
-  let turn: { calls: UpstreamToolCall[]; results: UpstreamMessage[] } | undefined;
-  const closeTurn = () => {
-    if (!turn) return;
-    messages.push({ role: 'assistant', content: null, tool_calls: turn.calls }, ...turn.results);
-    turn = undefined;
-  };
-  items.forEach((item, i) => {
+/** Each input item checked against its own schema (a failure names the item), text parts joined. */
+function inputItems(items: Array<z.infer<typeof inputItem>>): InputItem[] {
+  return items.map((item, i): InputItem => {
     const at = `input[${i}]`;
     const type = item.type ?? 'message';
-    if (type === 'function_call') {
-      const call = parseItem(functionCallItem, item, at);
-      turn ??= { calls: [], results: [] };
-      turn.calls.push({ id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } });
-      return;
-    }
-    if (type === 'mcp_call') {
-      const call = parseItem(mcpCallItem, item, at);
-      turn ??= { calls: [], results: [] };
-      turn.calls.push({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } });
-      const content = call.error != null ? JSON.stringify({ error: { code: 'tool_error', message: call.error } }) : (call.output ?? 'null');
-      turn.results.push({ role: 'tool', tool_call_id: call.id, content });
-      return;
-    }
-    closeTurn();
-    if (type === 'function_call_output') {
-      const result = parseItem(functionCallOutputItem, item, at);
-      messages.push({ role: 'tool', tool_call_id: result.call_id, content: partsText(result.output, `${at}.output`) });
-      return;
+    const id = 'id' in item && typeof item.id === 'string' ? { id: item.id } : {};
+    switch (type) {
+      case 'function_call': {
+        const call = parseItem(functionCallItem, item, at);
+        return { type, ...id, call_id: call.call_id, name: call.name, arguments: call.arguments };
+      }
+      case 'mcp_call': {
+        const call = parseItem(mcpCallItem, item, at);
+        return { type, id: call.id, name: call.name, arguments: call.arguments, output: call.output ?? null, error: call.error ?? null };
+      }
+      case 'function_call_output': {
+        const result = parseItem(functionCallOutputItem, item, at);
+        return { type, ...id, call_id: result.call_id, output: partsText(result.output, `${at}.output`) };
+      }
+      case 'item_reference':
+        return { type, id: parseItem(itemReference, item, at).id };
     }
     if (type !== 'message' || !('role' in item)) {
       throw new InvalidRequest(`Input items of type "${type}" are not supported.`, `${at}.type`, 'unsupported_parameter');
     }
     const message = parseItem(messageItem, item, at);
-    const content = partsText(message.content, `${at}.content`);
-    messages.push(
-      message.role === 'assistant' ? { role: 'assistant', content } : { role: message.role === 'user' ? 'user' : 'system', content },
-    );
+    return { type: 'message', ...id, role: message.role, text: partsText(message.content, `${at}.content`) };
   });
-  closeTurn();
-  return messages;
 }
 
 /** Text content: a string, or text parts joined; any other part is a 400 naming it. */

@@ -4,11 +4,14 @@
  * cluster: PostgreSQL, storage/postgres/postgres-response-store.ts). A record's body is opaque
  * JSON here; the responses layer writes and checks it. Each wallet keeps at most `maxPerWallet`
  * records and `maxBytesPerWallet` bytes of bodies: storing one more drops the wallet's oldest
- * until both hold. Expired records are never returned, and `sweep` deletes them.
+ * until both hold. Expired records are never returned, and `sweep` deletes them. Each record's
+ * output items are indexed by their ids (`findItems`, for `item_reference` input items); an item
+ * goes with its record, however the record goes (deleted, expired, dropped for the quota).
  *
  * @example
- *   await store.put({ id: 'resp_…', wallet, createdAt: now, expiresAt: now + ttl, body })
+ *   await store.put({ id: 'resp_…', wallet, createdAt: now, expiresAt: now + ttl, body, itemIds: ['msg_…'] })
  *   const body = await store.get('resp_…', wallet, Date.now())   // undefined for another wallet
+ *   const found = await store.findItems(['msg_…'], wallet, Date.now()) // found.responseOf.get('msg_…') === 'resp_…'
  */
 
 export interface StoredResponse {
@@ -19,6 +22,16 @@ export interface StoredResponse {
   expiresAt: number;
   /** JSON text; its UTF-8 length counts against the wallet's byte quota. */
   body: string;
+  /** The ids of its output items, each unique across every record. */
+  itemIds: string[];
+}
+
+/** What `findItems` found: the record holding each item, and each such record's body once. */
+export interface FoundItems {
+  /** Item id → the id of the record holding it. */
+  responseOf: Map<string, string>;
+  /** Record id → its body. */
+  bodies: Map<string, string>;
 }
 
 export interface ResponseQuota {
@@ -39,6 +52,8 @@ export interface ResponseStore {
   put(record: StoredResponse): Promise<boolean>;
   /** The body of the wallet's record `id` unless it expired by `now`; undefined otherwise. */
   get(id: string, wallet: string, now: number): Promise<string | undefined>;
+  /** The wallet's records, unexpired by `now`, holding any of the items `itemIds`; items not found are absent. */
+  findItems(itemIds: string[], wallet: string, now: number): Promise<FoundItems>;
   /** Delete the wallet's record `id`; false when it has none (or it expired). */
   delete(id: string, wallet: string, now: number): Promise<boolean>;
   /** Delete every record expired by `now`; how many went. */

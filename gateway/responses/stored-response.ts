@@ -2,10 +2,14 @@
  * What is kept of a stored response: the response object as `GET /v1/responses/{id}` returns it,
  * and the whole conversation as the model saw it (earlier turns, this turn's input, each gateway
  * tool round, the answer) — `previous_response_id` continues from exactly that. The instructions
- * are not part of it: as in the Responses API, they apply to one response only.
+ * are not part of it: as in the Responses API, they apply to one response only. Beside them, this
+ * turn's input items as `GET /v1/responses/{id}/input_items` lists them, and the ids of every item
+ * the conversation carries (its own output's, the items its input referenced, and those of the
+ * response it continued), so an item both referenced and carried by `previous_response_id` is
+ * used once. The output items are indexed by the store (`ResponseStore.findItems`).
  *
  * @example
- *   await keepResponse(store, { id, wallet, ttlMs, response, conversation })
+ *   await keepResponse(store, { id, wallet, ttlMs, response, conversation, input, carried })
  *   const earlier = await loadResponse(store, id, wallet)   // 404 for any other wallet
  */
 import { z } from 'zod';
@@ -18,18 +22,35 @@ import { upstreamMessageSchema } from '../chat/stored-messages.js';
 const storedBody = z.object({
   response: z.record(z.string(), z.unknown()),
   conversation: z.array(upstreamMessageSchema),
+  // Absent from responses stored by releases before input items were kept.
+  input: z.array(z.record(z.string(), z.unknown())).default([]),
+  carried: z.array(z.string()).default([]),
 });
 
 export type StoredBody = z.infer<typeof storedBody>;
 
-/** Store a finished response for `ttlMs`; false when it alone is over the wallet's byte quota. */
+/**
+ * Store a finished response for `ttlMs`, its output items indexed; false when it alone is over the
+ * wallet's byte quota. `carried`: the ids of the items its conversation holds besides its own output.
+ */
 export async function keepResponse(
   store: ResponseStore,
-  record: { id: string; wallet: string; ttlMs: number; response: Record<string, unknown>; conversation: UpstreamMessage[] },
+  record: {
+    id: string;
+    wallet: string;
+    ttlMs: number;
+    response: Record<string, unknown>;
+    conversation: UpstreamMessage[];
+    input: Array<Record<string, unknown>>;
+    carried: string[];
+  },
 ): Promise<boolean> {
   const now = Date.now();
-  const body = JSON.stringify({ response: record.response, conversation: record.conversation });
-  return store.put({ id: record.id, wallet: record.wallet, createdAt: now, expiresAt: now + record.ttlMs, body });
+  const output = Array.isArray(record.response.output) ? (record.response.output as Array<{ id?: unknown }>) : [];
+  const itemIds = output.flatMap((item) => (typeof item.id === 'string' ? [item.id] : []));
+  const carried = [...new Set([...record.carried, ...itemIds])];
+  const body = JSON.stringify({ response: record.response, conversation: record.conversation, input: record.input, carried });
+  return store.put({ id: record.id, wallet: record.wallet, createdAt: now, expiresAt: now + record.ttlMs, body, itemIds });
 }
 
 /** The wallet's stored response `id`; 404 when it has none (another wallet's, deleted, expired). */

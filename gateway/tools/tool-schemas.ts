@@ -5,7 +5,7 @@
  * (502), never the caller's, which the SDK client cannot tell apart (it throws InvalidParams).
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-// ajv comes with the MCP SDK, which validates output schemas with it too.
+// ajv: the MCP SDK validates output schemas with it too, and answer formats (chat/answer-format.ts) use it.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { invalidToolArguments, toolOutputMismatch } from './tool-errors.js';
@@ -59,8 +59,7 @@ export class ToolSchemas {
   }
 
   private compile(schema: Record<string, unknown>): ValidateFunction | undefined {
-    // MCP's default dialect is 2020-12; servers built on zod-to-json-schema still say draft-07.
-    const ajv = typeof schema.$schema === 'string' && schema.$schema.includes('draft-07') ? this.draft07 : this.draft2020;
+    const ajv = schemaDialect(schema) === 'draft-07' ? this.draft07 : this.draft2020;
     try {
       const validate = ajv.compile(schema);
       // ajv caches by schema object; the WeakMap above is the only cache, so restarts do not pile up.
@@ -70,6 +69,17 @@ export class ToolSchemas {
       return undefined;
     }
   }
+}
+
+/**
+ * The JSON Schema dialect a schema is read in: draft-07 when its `$schema` says so (zod-to-json-schema
+ * and the `openai` client's zod helpers write it), else 2020-12 (MCP's default, and zod 4's).
+ *
+ * @example
+ *   schemaDialect({ $schema: 'http://json-schema.org/draft-07/schema#' }) // 'draft-07'
+ */
+export function schemaDialect(schema: Record<string, unknown>): 'draft-07' | '2020-12' {
+  return typeof schema.$schema === 'string' && schema.$schema.includes('draft-07') ? 'draft-07' : '2020-12';
 }
 
 /** An ajv error as the field it names (dotted path, like the kit's `param`) and what is wrong. */

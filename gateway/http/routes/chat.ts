@@ -25,6 +25,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
   const ids = completionIds();
   router.post('/v1/chat/completions', ...guards, async (ctx) => {
     const request = parseChatRequest(ctx.request.body);
+    const format = request.format && orchestrator.answerFormat(request.format, 'response_format');
     const model = orchestrator.resolveModel(request.model);
     const plan: ChatPlan = {
       model,
@@ -33,6 +34,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
       maxTokens: request.maxTokens,
       sampling: request.sampling,
       wallet: callerWallet(ctx),
+      ...(format ? { format } : {}),
     };
     const id = ids.next();
     const created = Math.floor(Date.now() / 1000);
@@ -225,7 +227,11 @@ export const chatRouteDocs: RouteDoc[] = [
       'Events (`chat.completion.chunk` events, `: tool <name>` comments as tool rounds start and `: tool_result <JSON trace ' +
       "entry>` as each call of a round ends, then `data: [DONE]`). Functions of the client's own (`tools`) are offered " +
       "next to the gateway's tools; when the model calls one, the answer hands the calls back (`tool_calls`, finish_reason " +
-      '`tool_calls`) and the gateway keeps its own rounds for the continuation request that carries the results.' +
+      '`tool_calls`) and the gateway keeps its own rounds for the continuation request that carries the results. ' +
+      '`response_format` asks for a JSON answer (`json_object`, or `json_schema` with a schema of at most 64 KiB and 32 levels, ' +
+      'only local `$ref`s, patterns RE2 can compile; a bad schema is 400 naming `response_format.json_schema.schema`): ' +
+      "the answer is the final call's JSON alone, streamed only once it validated; an invalid one gets one corrective call, " +
+      'and under `strict: true` one still invalid is 502 `upstream_invalid_output`.' +
       x402RouteDocs.description,
     access: 'gated',
     headers: x402RouteDocs.headers,

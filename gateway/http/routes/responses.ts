@@ -1,9 +1,10 @@
 /**
  * The Responses API: `POST /v1/responses` runs the chat loop (the same orchestrator, tools,
  * credits, limits and metrics as chat completions) and answers as one response object or as its
- * streaming events; `GET` and `DELETE /v1/responses/{id}` read and remove a stored one. A stored
- * response belongs to the wallet that created it: any other wallet gets 404, as if it did not
- * exist (in free mode that is only as strong as the wallet header).
+ * streaming events; `GET` and `DELETE /v1/responses/{id}` read and remove a stored one, and
+ * `GET /v1/responses/{id}/input_items` lists its input. A stored response belongs to the wallet
+ * that created it: any other wallet gets 404, as if it did not exist (in free mode that is only as
+ * strong as the wallet header); so do its items, which `item_reference` input items name.
  *
  * @example
  *   registerResponseRoutes(router, { create: [gated, chatSlots], read: [gated] }, { orchestrator, store, tools, ttlMs, logger })
@@ -22,6 +23,9 @@ import { ClientCancelled } from '../../chat/upstream-errors.js';
 import { parseResponsesRequest, responsesRequestSchema, type ResponsesRequest } from '../../responses/response-request.js';
 import { newId, ResponseOutput } from '../../responses/response-output.js';
 import { responseObject, type ResponseState } from '../../responses/response-object.js';
+import { inputMessages, listedInputItems, type ResolvedInputItem } from '../../responses/input-items.js';
+import { resolveItemReferences } from '../../responses/item-references.js';
+import { inputItemsPage, inputItemsQuerySchema, parseInputItemsQuery } from '../../responses/input-items-page.js';
 import { ResponseEventWriter } from '../sse/response-event-writer.js';
 import { assertCallsAnswered, keepResponse, loadResponse, responseNotFound, withoutEchoes } from '../../responses/stored-response.js';
 import { callerWallet } from '../middleware/wallet.js';
@@ -47,6 +51,10 @@ interface ResponseRun {
   /** Messages of `instructions` at the start of the conversation (they are not stored). */
   instructionMessages: number;
   wallet: string;
+  /** This turn's input, references resolved (listed by input_items once stored). */
+  input: ResolvedInputItem[];
+  /** The ids of the items the conversation carries besides this response's output. */
+  carried: string[];
 }
 
 export function registerResponseRoutes(
@@ -67,6 +75,12 @@ export function registerResponseRoutes(
     ctx.body = stored.response;
   });
 
+  router.get('/v1/responses/:id/input_items', ...guards.read, async (ctx) => {
+    const query = parseInputItemsQuery(ctx.query);
+    const stored = await loadResponse(deps.store, ctx.params.id, callerWallet(ctx));
+    ctx.body = inputItemsPage(stored.input, query);
+  });
+
   router.delete('/v1/responses/:id', ...guards.read, async (ctx) => {
     const id = ctx.params.id;
     if (!(await deps.store.delete(id, callerWallet(ctx), Date.now()))) throw responseNotFound(id);
@@ -74,15 +88,21 @@ export function registerResponseRoutes(
   });
 }
 
-/** Resolve the model and the earlier turns (404 for a previous response this wallet cannot see). */
+/**
+ * Check the answer format, resolve the model, the earlier turns and the referenced items (404 for
+ * a previous response or an item this wallet cannot see).
+ */
 async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRouteDeps): Promise<ResponseRun> {
+  const format = request.format && deps.orchestrator.answerFormat(request.format, 'text.format');
   const model = deps.orchestrator.resolveModel(request.model);
   const wallet = callerWallet(ctx);
   const stored = request.previousResponseId
     ? await loadResponse(deps.store, request.previousResponseId, wallet, 'previous_response_id')
     : undefined;
   const earlier = stored?.conversation ?? [];
-  assertCallsAnswered(earlier, request.input);
+  const resolved = await resolveItemReferences(deps.store, request.input, { wallet, carried: new Set(stored?.carried) });
+  const input = inputMessages(resolved.items);
+  assertCallsAnswered(earlier, input);
   const instructions: UpstreamMessage[] = request.instructions ? [{ role: 'system', content: request.instructions }] : [];
   return {
     state: { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: model.id, request, status: 'in_progress', output: [] },
@@ -92,14 +112,17 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
       // carry calls whose gateway rounds the orchestrator kept (a client that resends items itself).
       instructions,
       history: earlier,
-      messages: stored ? withoutEchoes(stored, request.input) : request.input,
+      messages: stored ? withoutEchoes(stored, input) : input,
       clientTools: request.clientTools,
       maxTokens: request.maxOutputTokens,
       sampling: request.sampling,
       wallet,
+      ...(format ? { format } : {}),
     },
     instructionMessages: instructions.length,
     wallet,
+    input: resolved.items,
+    carried: [...(stored?.carried ?? []), ...resolved.referenced],
   };
 }
 
@@ -183,13 +206,22 @@ async function finish(
   const status = outcome.finishReason === 'length' ? 'incomplete' : 'completed';
   if (outcome.clientToolCalls) output.functionCalls(outcome.clientToolCalls);
   output.finish(status);
-  const response = responseObject({ ...run.state, status, output: output.items, usage: outcome.usage });
+  const incompleteReason = outcome.cutShort === 'credits' ? 'insufficient_credits' : 'max_output_tokens';
+  const response = responseObject({ ...run.state, status, incompleteReason, output: output.items, usage: outcome.usage });
   if (run.state.request.store) {
     const answer: UpstreamMessage[] = outcome.clientToolCalls ? [] : [{ role: 'assistant', content: output.answerText }];
     const conversation = [...outcome.conversation.slice(run.instructionMessages), ...answer];
     let kept = false;
     try {
-      kept = await keepResponse(deps.store, { id: run.state.id, wallet: run.wallet, ttlMs: deps.ttlMs, response, conversation });
+      kept = await keepResponse(deps.store, {
+        id: run.state.id,
+        wallet: run.wallet,
+        ttlMs: deps.ttlMs,
+        response,
+        conversation,
+        input: listedInputItems(run.input),
+        carried: run.carried,
+      });
       if (!kept) deps.logger.warn({ response: run.state.id }, 'response not stored: larger than the per-wallet byte quota');
     } catch (err) {
       // The answer is paid for and ready: it goes out; only GET and previous_response_id miss it.
@@ -245,7 +277,15 @@ const responseSchema = z.object({
   created_at: z.number().int(),
   status: z.enum(['in_progress', 'completed', 'incomplete', 'failed']),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  incomplete_details: z.object({ reason: z.string() }).nullable(),
+  incomplete_details: z
+    .object({
+      reason: z.enum(['max_output_tokens', 'insufficient_credits']).meta({
+        description:
+          '`max_output_tokens`: the token cap cut the answer; `insufficient_credits`: the credits ran out before the next call ' +
+          '(the AI SDK reports it as finish reason `other`)',
+      }),
+    })
+    .nullable(),
   instructions: z.string().nullable(),
   max_output_tokens: z.number().int().nullable(),
   model: z.string().meta({ description: 'Canonical model id' }),
@@ -266,7 +306,70 @@ const responseSchema = z.object({
   ),
   metadata: z.record(z.string(), z.string()),
   store: z.boolean(),
+  text: z.object({
+    format: z.union([
+      z.object({ type: z.enum(['text', 'json_object']) }),
+      z.object({
+        type: z.literal('json_schema'),
+        name: z.string(),
+        description: z.string().optional(),
+        schema: z.record(z.string(), z.unknown()),
+        strict: z.boolean().nullable(),
+      }),
+    ]),
+  }),
+  truncation: z.literal('disabled'),
   usage: usageSchema.nullable(),
+  user: z.string().optional(),
+});
+
+/** One listed input item: a message, a function call or its output, or a gateway tool run (as in `output`). */
+const inputItemSchema = z.union([
+  z.object({
+    id: z.string(),
+    type: z.literal('message'),
+    role: z.enum(['user', 'system', 'developer', 'assistant']),
+    status: z.literal('completed'),
+    content: z.array(
+      z.union([
+        z.object({ type: z.literal('input_text'), text: z.string() }),
+        z.object({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.unknown()), logprobs: z.array(z.unknown()) }),
+      ]),
+    ),
+  }),
+  z.object({
+    id: z.string(),
+    type: z.literal('function_call'),
+    status: z.literal('completed'),
+    call_id: z.string(),
+    name: z.string(),
+    arguments: z.string(),
+  }),
+  z.object({
+    id: z.string(),
+    type: z.literal('function_call_output'),
+    status: z.literal('completed'),
+    call_id: z.string(),
+    output: z.string(),
+  }),
+  z.object({
+    id: z.string(),
+    type: z.literal('mcp_call'),
+    status: z.enum(['completed', 'failed']),
+    server_label: z.string(),
+    name: z.string(),
+    arguments: z.string(),
+    output: z.string().nullable(),
+    error: z.string().nullable(),
+  }),
+]);
+
+const inputItemListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(inputItemSchema),
+  first_id: z.string().nullable(),
+  last_id: z.string().nullable(),
+  has_more: z.boolean(),
 });
 
 /** One streamed event; its other fields are those of the Responses API event of that type. */
@@ -303,7 +406,12 @@ export const responseRouteDocs: RouteDoc[] = [
       'With `stream: true`, Server-Sent Events (`response.created`, `response.in_progress`, `response.output_item.added` / `.done`, ' +
       '`response.output_text.delta` / `.done`, `response.mcp_call.*`, `response.function_call_arguments.delta` / `.done`, then `response.completed`, `.incomplete`, or ' +
       '`response.failed` and `error`), each with a `sequence_number`. Stored for `responses.ttlMs` unless `store: false`; ' +
-      '`previous_response_id` continues a stored one. Shares the per-wallet chat concurrency cap.' +
+      "`previous_response_id` continues a stored one. `input` may name output items of the wallet's stored responses as " +
+      '`{"type": "item_reference", "id": …}` (an unknown, expired, deleted or other wallet\'s item, or one of a `store: false` ' +
+      'response, is 404 `item_not_found` with `param: "input"`; one that `previous_response_id` already carries is used once). ' +
+      '`text.format` asks for a JSON answer (`json_object`, or `json_schema` with a schema of at most 64 KiB and 32 levels, ' +
+      'only local `$ref`s, patterns RE2 can compile; a bad schema is 400 naming `text.format.schema`). ' +
+      'Shares the per-wallet chat concurrency cap.' +
       x402RouteDocs.description,
     access: 'gated',
     headers: x402RouteDocs.headers,
@@ -319,6 +427,20 @@ export const responseRouteDocs: RouteDoc[] = [
       },
     },
     errors: [402, 404, 502, 503, 504],
+  },
+  {
+    method: 'get',
+    path: '/v1/responses/:id/input_items',
+    tag: 'Responses',
+    summary: "List a stored response's input items",
+    description:
+      'The input the response was created with, each item with an id (references resolved to the items they named), ' +
+      'a page at a time. Only the wallet that created the response may list it; any other wallet gets 404.',
+    access: 'gated',
+    pathParams: idParam,
+    query: inputItemsQuerySchema,
+    response: { description: 'A page of input items', content: json(inputItemListSchema) },
+    errors: [404],
   },
   {
     method: 'get',

@@ -1,7 +1,8 @@
 /**
- * What every ResponseStore must do (accounts/response-store.ts), run once per implementation:
- * a record only for its wallet, deletion, expiry on read and by the sweep, and the per-wallet
- * quota in count and bytes with the oldest dropped first.
+ * What every ResponseStore must do (responses/response-store.ts), run once per implementation:
+ * a record only for its wallet, deletion, expiry on read and by the sweep, the per-wallet
+ * quota in count and bytes with the oldest dropped first, and the output items' index, whose
+ * items go with their record however it goes.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,8 +17,18 @@ const NOW = 1_800_000_000_000;
 
 export function responseStoreContract(name: string, open: () => ResponseStore, options: { skip?: string | false } = {}): void {
   describe(`${name}: the ResponseStore contract`, { skip: options.skip }, () => {
-    const put = (store: ResponseStore, owner: string, id: string, body = `{"id":"${id}"}`, at = NOW, ttl = 60_000) =>
-      store.put({ id, wallet: owner, createdAt: at, expiresAt: at + ttl, body });
+    const put = (
+      store: ResponseStore,
+      owner: string,
+      id: string,
+      body = `{"id":"${id}"}`,
+      at = NOW,
+      ttl = 60_000,
+      itemIds: string[] = [],
+    ) => store.put({ id, wallet: owner, createdAt: at, expiresAt: at + ttl, body, itemIds });
+    const item = (prefix: string) => `${prefix}_${randomBytes(24).toString('hex')}`;
+    const holders = async (store: ResponseStore, ids: string[], owner: string, now = NOW) =>
+      Object.fromEntries((await store.findItems(ids, owner, now)).responseOf);
 
     test('a record is returned to its wallet only, until it is deleted', async () => {
       const store = open();
@@ -67,6 +78,39 @@ export function responseStoreContract(name: string, open: () => ResponseStore, o
       assert.equal(await put(store, owner, `resp_big${owner}`, body(1_001)), false);
       assert.equal(await store.get(`resp_big${owner}`, owner, NOW), undefined);
       assert.ok(await store.get(`resp_3${owner}`, owner, NOW), 'a refused record drops nothing');
+    });
+
+    test('items are found for their wallet only, each with its record, whose body comes once', async () => {
+      const store = open();
+      const [alice, bob] = [wallet(), wallet()];
+      const [m1, c1, m2] = [item('msg'), item('mcp'), item('msg')];
+      await put(store, alice, `resp_1${alice}`, '{"n":1}', NOW, 60_000, [m1, c1]);
+      await put(store, alice, `resp_2${alice}`, '{"n":2}', NOW, 60_000, [m2]);
+      const found = await store.findItems([m1, c1, m2, item('msg')], alice, NOW);
+      assert.deepEqual(Object.fromEntries(found.responseOf), { [m1]: `resp_1${alice}`, [c1]: `resp_1${alice}`, [m2]: `resp_2${alice}` });
+      assert.deepEqual(Object.fromEntries(found.bodies), { [`resp_1${alice}`]: '{"n":1}', [`resp_2${alice}`]: '{"n":2}' });
+      assert.deepEqual(await holders(store, [m1, m2], bob), {}, "another wallet finds none of alice's items");
+      assert.deepEqual(await holders(store, [], alice), {});
+    });
+
+    test('items go with their record: deleted, expired, swept, or dropped for the quota', async () => {
+      const store = open();
+      const owner = wallet();
+      const [deleted, expiring, dropped, kept] = [item('msg'), item('msg'), item('mcp'), item('msg')];
+      await put(store, owner, `resp_d${owner}`, '{}', NOW, 60_000, [deleted]);
+      await put(store, owner, `resp_x${owner}`, '{}', NOW, 1_000, [expiring]);
+      assert.equal(await store.delete(`resp_d${owner}`, owner, NOW), true);
+      assert.deepEqual(await holders(store, [deleted], owner), {}, 'deleted');
+      assert.deepEqual(await holders(store, [expiring], owner, NOW + 999), { [expiring]: `resp_x${owner}` });
+      assert.deepEqual(await holders(store, [expiring], owner, NOW + 1_000), {}, 'expired: never found');
+      assert.ok((await store.sweep(NOW + 1_000)) >= 1);
+      // Three more records: the quota (3) drops the oldest, and its items with it.
+      await put(store, owner, `resp_q1${owner}`, '{}', NOW, 60_000, [dropped]);
+      await put(store, owner, `resp_q2${owner}`, '{}', NOW, 60_000, []);
+      await put(store, owner, `resp_q3${owner}`, '{}', NOW, 60_000, []);
+      await put(store, owner, `resp_q4${owner}`, '{}', NOW, 60_000, [kept]);
+      assert.equal(await store.get(`resp_q1${owner}`, owner, NOW), undefined);
+      assert.deepEqual(await holders(store, [dropped, kept], owner), { [kept]: `resp_q4${owner}` });
     });
   });
 }

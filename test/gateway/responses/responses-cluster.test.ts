@@ -1,7 +1,8 @@
 /**
  * Stored responses in cluster mode: two gateways on one throw-away PostgreSQL database (free mode,
  * one scripted upstream). A response created through one instance is read and continued through
- * the other, and stays invisible to another wallet there. Skipped loudly without PostgreSQL and
+ * the other, and stays invisible to another wallet there; its items are referenced through the
+ * other, and its input listed there. Skipped loudly without PostgreSQL and
  * Redis, failing under CI=true.
  */
 import { after, before, describe, test } from 'node:test';
@@ -48,6 +49,42 @@ describe('stored responses across instances (PostgreSQL)', { skip: services.skip
     await assert.rejects(
       openaiFor(two, bobKey, BOB).responses.retrieve(created.id),
       (err) => err instanceof APIError && err.status === 404,
+    );
+  });
+
+  test('an item stored through one instance is referenced through the other; its input is listed there; another wallet gets 404', async () => {
+    const [one, two] = gateways;
+    upstream.reset();
+    upstream.script({ text: 'Kept item.' }, { text: 'Referenced.' });
+    const [aliceKey, bobKey] = [await apiKeyFor(one, ALICE), await apiKeyFor(two, BOB)];
+    const created = await openaiFor(one, aliceKey, ALICE).responses.create({ model: 'conductor', input: 'Keep this.' });
+    const onTwo = openaiFor(two, aliceKey, ALICE);
+    const next = await onTwo.responses.create({
+      model: 'conductor',
+      input: [
+        { type: 'item_reference', id: created.output[0].id! },
+        { role: 'user', content: 'Go on.' },
+      ],
+    });
+    assert.equal(next.output_text, 'Referenced.');
+    assert.deepEqual(
+      upstream.requests[1].body.messages.slice(1).map((m) => [m.role, m.content]),
+      [
+        ['assistant', 'Kept item.'],
+        ['user', 'Go on.'],
+      ],
+    );
+    const listed = await openaiFor(one, aliceKey, ALICE).responses.inputItems.list(next.id, { order: 'asc' });
+    assert.deepEqual(
+      listed.data.map((item) => [item.type, item.id]),
+      [
+        ['message', created.output[0].id],
+        ['message', listed.data[1].id],
+      ],
+    );
+    await assert.rejects(
+      openaiFor(two, bobKey, BOB).responses.create({ model: 'conductor', input: [{ type: 'item_reference', id: created.output[0].id! }] }),
+      (err) => err instanceof APIError && err.status === 404 && err.code === 'item_not_found',
     );
   });
 });

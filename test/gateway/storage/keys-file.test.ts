@@ -54,7 +54,14 @@ test('key writes racing ledger and response writes: both files stay whole, every
         const asker = wallet(2_000_000 + lane * 100_000 + i);
         const now = Date.now();
         const id = `resp_${lane}_${i}`;
-        await accounts.responses.put({ id, wallet: asker, createdAt: now, expiresAt: now + 60_000, body: JSON.stringify({ i }) });
+        await accounts.responses.put({
+          id,
+          wallet: asker,
+          createdAt: now,
+          expiresAt: now + 60_000,
+          body: JSON.stringify({ i }),
+          itemIds: [`msg_${lane}_${i}`],
+        });
         responses.push({ id, wallet: asker });
         await accounts.ledger.grant(owner, 1);
         granted.set(owner, (granted.get(owner) ?? 0) + 1);

@@ -14,6 +14,7 @@ import * as x402Payments from './0008-x402-payments.js';
 import * as extendWaitsForDisk from './0009-extend-waits-for-disk.js';
 import * as ledgerBatchInline from './0010-ledger-batch-inline.js';
 import * as ledgerChargeStep from './0011-ledger-charge-step.js';
+import * as responseItems from './0012-response-items.js';
 
 export interface Migration {
   version: number;
@@ -33,4 +34,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, ...extendWaitsForDisk },
   { version: 10, ...ledgerBatchInline },
   { version: 11, ...ledgerChargeStep },
+  { version: 12, ...responseItems },
 ];

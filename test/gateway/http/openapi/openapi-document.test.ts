@@ -222,6 +222,63 @@ describe('answers match the document', () => {
     for (const chunk of chunks) assertConforms('post', '/v1/chat/completions', 200, chunk, 'text/event-stream');
   });
 
+  test('structured outputs, a stored response with its input items, and item_not_found conform', async () => {
+    const format = {
+      type: 'json_schema',
+      name: 'city',
+      schema: { type: 'object', properties: { city: { type: 'string' } } },
+      strict: true,
+    };
+    upstream.script({ text: '{"city":"Oslo"}' });
+    const chat = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: wallet,
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'go' }], response_format: { type: 'json_schema', json_schema: format } }),
+    });
+    assert.equal(chat.status, 200);
+    assertConforms('post', '/v1/chat/completions', 200, await chat.json());
+
+    upstream.script({ toolCalls: [{ name: 'echo', arguments: '{"text":"x"}' }] }, { text: '{"city":"Oslo"}' });
+    const created = await fetch(`${gateway.url}/v1/responses`, {
+      method: 'POST',
+      headers: wallet,
+      body: JSON.stringify({ input: 'go', text: { format }, include: ['message.output_text.logprobs'] }),
+    });
+    assert.equal(created.status, 200);
+    const response = (await created.json()) as Json;
+    assert.deepEqual(response.text.format, format);
+    assertConforms('post', '/v1/responses', 200, response);
+
+    upstream.script({ text: 'Again.' });
+    const next = await fetch(`${gateway.url}/v1/responses`, {
+      method: 'POST',
+      headers: wallet,
+      body: JSON.stringify({
+        input: [
+          { type: 'item_reference', id: response.output[0].id },
+          { role: 'user', content: 'again' },
+        ],
+      }),
+    });
+    const nextId = ((await next.json()) as Json).id;
+    const items = await fetch(`${gateway.url}/v1/responses/${nextId}/input_items?order=asc`, { headers: wallet });
+    assert.equal(items.status, 200);
+    const list = (await items.json()) as Json;
+    assert.deepEqual(
+      list.data.map((item: Json) => item.type),
+      ['mcp_call', 'message'],
+    );
+    assertConforms('get', '/v1/responses/{id}/input_items', 200, list);
+
+    const missing = await fetch(`${gateway.url}/v1/responses`, {
+      method: 'POST',
+      headers: wallet,
+      body: JSON.stringify({ input: [{ type: 'item_reference', id: 'msg_unknown' }] }),
+    });
+    assert.equal(missing.status, 404);
+    assertConforms('post', '/v1/responses', 404, await missing.json());
+  });
+
   test('errors: a missing wallet header, a refused admin token', async () => {
     const res = await fetch(`${gateway.url}/v1/models`);
     assert.equal(res.status, 400);
