@@ -4,9 +4,10 @@ import Router from '@koa/router';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
-import { GatewayError } from './errors.js';
+import { echoed, GatewayError, MethodNotAllowed } from './errors.js';
 import { errorHandler } from './http/middleware/error-handler.js';
 import { jsonBody } from './http/middleware/json-body.js';
+import { httpRequirements } from './http/middleware/http-requirements.js';
 import { requireWallet } from './http/middleware/wallet.js';
 import { modelRouteDocs, registerModelRoutes } from './http/routes/models.js';
 import { healthRouteDocs, registerHealthRoutes } from './http/routes/health.js';
@@ -83,8 +84,10 @@ export function createApp(deps: AppDeps): Koa {
   // 2. CORS: allowed origins' preflights are answered here, before any limit or auth.
   const cors = corsFor(config.server.corsOrigins);
   if (cors) app.use(cors);
-  // 3. Errors → OpenAI-shaped bodies (so every later failure is caught).
+  // 3. Errors → OpenAI-shaped bodies (so every later failure is caught); then the HTTP/1.1 rules
+  //    Node would enforce with bare answers (an Expect it cannot meet, a missing Host).
   app.use(errorHandler());
+  app.use(httpRequirements());
   // 4. Per-IP request budget, before the wallet check and before reading any body.
   app.use(perIpRateLimit(config.limits.perIp, stores.limiters));
   // 5. Nothing answered: 404, or 405/501 from the router (which sets `Allow`), in the OpenAI shape.
@@ -92,9 +95,9 @@ export function createApp(deps: AppDeps): Koa {
     await next();
     if (ctx.body != null) return;
     if (ctx.status === 404) {
-      throw new GatewayError({ status: 404, code: 'not_found', message: `No route for ${ctx.method} ${ctx.path}.` });
+      throw new GatewayError({ status: 404, code: 'not_found', message: `No route for ${ctx.method} ${echoed(ctx.path)}.` });
     }
-    if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed();
+    if (ctx.status === 405 || ctx.status === 501) throw new MethodNotAllowed();
   });
   // 6. Routes. Open ones (health, metrics, the playground and docs pages) take no wallet; every other route takes `gated`:
   //    wallet header → API key (see http/middleware/auth.ts for who may call what) → per-wallet request
@@ -173,8 +176,4 @@ export function createApp(deps: AppDeps): Koa {
   );
 
   return app;
-}
-
-function methodNotAllowed(): GatewayError {
-  return new GatewayError({ status: 405, code: 'method_not_allowed', message: 'Method not allowed for this route.' });
 }

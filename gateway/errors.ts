@@ -57,7 +57,7 @@ export class GatewayError extends Error {
     this.status = options.status;
     this.code = options.code;
     this.type = options.type ?? typeForStatus(options.status);
-    this.param = options.param ?? null;
+    this.param = options.param == null ? null : echoed(options.param);
     this.headers = options.headers ?? {};
     this.details = options.details;
   }
@@ -66,6 +66,24 @@ export class GatewayError extends Error {
   toBody(): { error: { message: string; type: ErrorType; code: string; param: string | null } } {
     return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
   }
+}
+
+/** The most of a client's own value an error message repeats (a name, an id, a path). */
+export const ECHO_MAX_CHARS = 200;
+
+/**
+ * A value as an error message repeats it: cut to `max` characters with an ellipsis, so a 1 MB
+ * model name makes a short error, not a 1 MB one. Every message that echoes what it was sent (and
+ * every `param`, which may name a client's key) goes through here.
+ *
+ * @example
+ *   new NotFound(`The model "${echoed(name)}" does not exist.`) // "mmm…" after 200 characters
+ */
+export function echoed(value: string, max = ECHO_MAX_CHARS): string {
+  if (value.length <= max) return value;
+  // Never split a surrogate pair: half of one is not a character.
+  const end = /[\uD800-\uDBFF]/.test(value[max - 1]) ? max - 1 : max;
+  return `${value.slice(0, end)}…`;
 }
 
 /** 400 for input that fails validation; `param` names the offending field. */
@@ -78,6 +96,13 @@ export class InvalidRequest extends GatewayError {
 export class NotFound extends GatewayError {
   constructor(message: string, code = 'not_found', param: string | null = null) {
     super({ status: 404, code, message, param });
+  }
+}
+
+/** 405 method_not_allowed: the route (or the gateway) serves no such method. */
+export class MethodNotAllowed extends GatewayError {
+  constructor() {
+    super({ status: 405, code: 'method_not_allowed', message: 'Method not allowed for this route.' });
   }
 }
 
@@ -261,8 +286,10 @@ export class Forbidden extends GatewayError {
 export function zodIssue(error: ZodError, options: { unknownKeyAsParam?: boolean } = {}): { param: string | null; message: string } {
   const issue = error.issues[0];
   const unknownKey = options.unknownKeyAsParam && issue.code === 'unrecognized_keys' ? issue.keys[0] : null;
-  const param = issue.path.map(String).join('.') || unknownKey;
-  return { param, message: param ? `${param}: ${issue.message}` : issue.message };
+  // Paths and unknown keys are the client's own names: cut like any echo.
+  const param = echoed(issue.path.map(String).join('.')) || (unknownKey === null ? null : echoed(unknownKey));
+  const message = echoed(issue.message);
+  return { param, message: param ? `${param}: ${message}` : message };
 }
 
 /** 400 invalid_request from a failed zod parse; `unnamed` leads the message when no field is named. */

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import type { Config, Env } from './config.js';
@@ -16,7 +16,7 @@ import { isClusterConfig, type Stores } from './stores/stores.js';
 import { openEmbeddedStores } from './stores/embedded-stores.js';
 import { openClusterStores } from './stores/cluster-stores.js';
 import { createUpstreams, type Upstreams } from './chat/upstreams.js';
-import { answerClientError } from './http/client-error.js';
+import { answerClientError, refuseConnect } from './http/client-error.js';
 import { createDeposits } from './deposits/deposit-watchers.js';
 import { createChainReader } from './deposits/chain-reader.js';
 import { X402Payments } from './x402/payments.js';
@@ -64,7 +64,9 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const logger = createLogger(config.logLevel, options.logDestination);
   const startedAt = Date.now();
   const metrics = createMetrics();
-  const server = createServer();
+  // Node's own Host check answers a bare 400: the app refuses a missing Host in its shape instead
+  // (http/middleware/http-requirements.ts), as it does an Expect it cannot meet (below).
+  const server = createServer({ requireHostHeader: false });
   // Shutdown first: it must see each request before the app does (see gracefulShutdown).
   const shutdown = gracefulShutdown(server, { graceMs: config.server.shutdownGraceMs, logger });
   // Stores first, in the mode chosen here and nowhere else: in embedded mode the DATA_DIR lock
@@ -130,7 +132,11 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     x402,
   });
   server.on('request', app.callback());
+  // Node holds back a request whose Expect is not 100-continue (answering a bare 417 when nobody
+  // listens): it goes on as an ordinary request, which the app refuses with its 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   server.on('clientError', answerClientError);
+  server.on('connect', refuseConnect);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

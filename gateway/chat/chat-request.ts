@@ -10,7 +10,7 @@
  *   const request = parseChatRequest(ctx.request.body) // throws InvalidRequest on bad input
  */
 import { z } from 'zod';
-import { invalidRequestFrom, InvalidRequest } from '../errors.js';
+import { echoed, invalidRequestFrom, InvalidRequest } from '../errors.js';
 import type { UpstreamMessage } from './chat-types.js';
 import { clientToolsFrom, clientToolChoiceSchema, clientFunctionSchema, functionName, type ClientTools } from './client-tools.js';
 import type { FormatRequest } from './answer-format.js';
@@ -131,7 +131,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
   const unpaired = unpairedTool(messages);
   if (unpaired?.kind === 'result_without_call') {
     throw new InvalidRequest(
-      `Invalid parameter: messages with role 'tool' must answer a call of an earlier assistant message's 'tool_calls'; no call has the id "${unpaired.id}".`,
+      `Invalid parameter: messages with role 'tool' must answer a call of an earlier assistant message's 'tool_calls'; no call has the id "${echoed(unpaired.id)}".`,
       `messages.${unpaired.index}.tool_call_id`,
     );
   }

@@ -11,7 +11,7 @@
  *   upstreamToolChoice(tools, { final: false }) // 'auto' | 'none' | 'required' | { type: 'function', function: { name } }
  */
 import { z } from 'zod';
-import { InvalidRequest } from '../errors.js';
+import { echoed, InvalidRequest } from '../errors.js';
 import type { FunctionTool } from './chat-types.js';
 
 /** OpenAI's rule for function names: letters, digits, underscores and dashes, at most 64. */
@@ -52,7 +52,7 @@ export function clientToolsFrom(input: {
   const names = new Set<string>();
   input.tools.forEach((tool, i) => {
     if (names.has(tool.function.name)) {
-      throw new InvalidRequest(`tools[${i}]: the function name "${tool.function.name}" appears twice.`, `tools.${i}.function.name`);
+      throw new InvalidRequest(`tools[${i}]: the function name "${echoed(tool.function.name)}" appears twice.`, `tools.${i}.function.name`);
     }
     names.add(tool.function.name);
   });
@@ -65,7 +65,7 @@ export function clientToolsFrom(input: {
     );
   }
   if (typeof choice === 'object' && !names.has(choice.function.name)) {
-    throw new InvalidRequest(`tool_choice names the function "${choice.function.name}", which is not in "tools".`, 'tool_choice');
+    throw new InvalidRequest(`tool_choice names the function "${echoed(choice.function.name)}", which is not in "tools".`, 'tool_choice');
   }
   return { functions: input.tools as FunctionTool[], names, choice, parallel: input.parallel };
 }
@@ -80,7 +80,7 @@ export function assertNoNameConflict(tools: ClientTools, gatewayTools: FunctionT
   for (const tool of gatewayTools) {
     if (tools.names.has(tool.function.name)) {
       throw new InvalidRequest(
-        `The function "${tool.function.name}" has the name of one of the gateway's tools: rename it.`,
+        `The function "${echoed(tool.function.name)}" has the name of one of the gateway's tools: rename it.`,
         'tools',
         'tool_name_conflict',
       );

@@ -21,7 +21,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ToolRunner } from '../tools/types.js';
 import type { Charge, Charger } from '../ledger/charging.js';
-import { InsufficientCredits, NotFound } from '../errors.js';
+import { echoed, InsufficientCredits, NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from '../pricing.js';
 import { AnswerText } from './answer-text.js';
 import { StreamAssembler, type AssembledRound } from './stream-assembler.js';
@@ -216,7 +216,7 @@ export class ChatOrchestrator {
   /** Alias or canonical id → model; default `conductor` (the first model); unknown → 404. */
   resolveModel(name: string | undefined): ModelConfig {
     const model = name === undefined ? this.deps.config.models[0] : this.modelsByName.get(name);
-    if (!model) throw new NotFound(`The model "${name}" does not exist.`, 'model_not_found', 'model');
+    if (!model) throw new NotFound(`The model "${echoed(String(name))}" does not exist.`, 'model_not_found', 'model');
     return model;
   }
 

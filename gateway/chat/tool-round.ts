@@ -7,7 +7,7 @@
  * @example
  *   const { messages, trace } = await runToolRound(calls, { round: 1, runner, concurrency: 4, maxChars: 16000, signal })
  */
-import { GatewayError } from '../errors.js';
+import { echoed, GatewayError } from '../errors.js';
 import type { ToolRunner } from '../tools/types.js';
 import type { ToolTraceEntry, UpstreamMessage, UpstreamToolCall } from './chat-types.js';
 
@@ -63,7 +63,7 @@ async function runOne(call: UpstreamToolCall, options: ToolRoundOptions): Promis
     return failed(
       call.function.arguments,
       'invalid_arguments_json',
-      `The arguments for ${name} are not a JSON object: ${clip(call.function.arguments, 200)}`,
+      `The arguments for ${name} are not a JSON object: ${echoed(call.function.arguments)}`,
     );
   }
   try {
@@ -99,8 +99,4 @@ function parseArguments(text: string): Record<string, unknown> | undefined {
 export function capped(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   return `${text.slice(0, maxChars)}\n[truncated: ${maxChars} of ${text.length} characters shown]`;
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

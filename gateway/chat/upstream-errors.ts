@@ -5,7 +5,7 @@
  * @example
  *   throw upstreamTimeout('svc-32b-conductor', 120_000)
  */
-import { GatewayError, type GatewayErrorOptions } from '../errors.js';
+import { echoed, GatewayError, type GatewayErrorOptions } from '../errors.js';
 
 /**
  * How one upstream call failed, for the retry rule (retry-policy.ts) and the deployment's health:
@@ -199,6 +199,7 @@ export function upstreamMessageFrom(text: string): string {
   return clip(trimmed || 'no message');
 }
 
+/** An upstream's own message, cut like any echo (longer: it is the one clue to what went wrong). */
 function clip(text: string): string {
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+  return echoed(text, 500);
 }

@@ -1,9 +1,9 @@
 /**
  * A client that goes away stops the work done for it at once: a long answer (a chat completion, a
  * response) through `answerUnlessClientLeaves`, which also logs the request as 499 (client closed
- * request) with nothing more sent; a tool call through `clientGoneSignal`. Either notices a client
- * that already left during an earlier step (a payment, a slot, the body): its 'close' has fired
- * and will not fire again.
+ * request) with nothing more sent; a tool call through `clientGoneSignal`; reading a body through
+ * `unlessClientLeaves`. Each notices a client that already left during an earlier step (a
+ * payment, a slot, the body): its 'close' has fired and will not fire again.
  *
  * @example
  *   await answerUnlessClientLeaves(ctx, (abort) => orchestrator.run(plan, sink, abort))
@@ -37,6 +37,14 @@ export function clientGoneSignal(ctx: Context): AbortSignal {
   // The request's own listener: it lives no longer than the request, so it is never removed.
   whenClientGone(ctx, () => gone.abort(new Error('client disconnected')));
   return gone.signal;
+}
+
+/** `work`'s outcome, or `gone()` thrown as soon as the client goes away first (or has gone already). */
+export function unlessClientLeaves<T>(ctx: Context, work: Promise<T>, gone: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const stopWatching = whenClientGone(ctx, () => reject(gone()));
+    work.then(resolve, reject).finally(stopWatching);
+  });
 }
 
 /** Run `left` once the client closes the connection before its answer is written, or now if it has; returns the unsubscribe. */

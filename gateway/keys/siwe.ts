@@ -12,7 +12,7 @@
 import { isHex, verifyMessage, type Hex } from 'viem';
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import type { ChainClient, ReadPolicy } from '../../chains/chain-client.js';
-import { GatewayError, Unauthorized } from '../errors.js';
+import { echoed, GatewayError, Unauthorized } from '../errors.js';
 
 /** A proof may be valid for at most this long from now. */
 export const MAX_PROOF_LIFETIME_MS = 15 * 60_000;
@@ -83,10 +83,10 @@ export class SiweVerifier {
       throw refuse('siwe_invalid_message', 'message is not a valid EIP-4361 (SIWE) message.');
     }
     if (fields.domain !== this.domain) {
-      throw refuse('siwe_domain_mismatch', `SIWE domain must be "${this.domain}", got "${fields.domain}".`);
+      throw refuse('siwe_domain_mismatch', `SIWE domain must be "${this.domain}", got "${echoed(fields.domain)}".`);
     }
     if (originOf(fields.uri) !== this.origin) {
-      throw refuse('siwe_uri_mismatch', `SIWE uri must be "${this.origin}", got "${fields.uri}".`);
+      throw refuse('siwe_uri_mismatch', `SIWE uri must be "${this.origin}", got "${echoed(fields.uri)}".`);
     }
     if (fields.address.toLowerCase() !== address) {
       throw refuse('siwe_address_mismatch', 'The SIWE message is signed for another address than x-wallet-address.');

@@ -16,7 +16,7 @@
  *   request.input // [{ role: 'user', content: 'Hello' }]
  */
 import { z } from 'zod';
-import { invalidRequestFrom, InvalidRequest, zodIssue } from '../errors.js';
+import { echoed, invalidRequestFrom, InvalidRequest, zodIssue } from '../errors.js';
 import { clientToolsFrom, functionName, type ClientTools } from '../chat/client-tools.js';
 import type { FormatRequest } from '../chat/answer-format.js';
 import type { InputItem } from './input-items.js';
@@ -210,7 +210,7 @@ function toolsOf(r: z.infer<typeof responsesRequestSchema>): Pick<ResponsesReque
   const tools = (r.tools ?? []).map((tool, i) => {
     if (tool.type === 'function') return parseItem(functionTool, tool, `tools[${i}]`);
     throw new InvalidRequest(
-      `Tools of type "${tool.type}" are not supported: the gateway runs its own tools (each run is an mcp_call item); bring functions of your own as type "function".`,
+      `Tools of type "${echoed(tool.type)}" are not supported: the gateway runs its own tools (each run is an mcp_call item); bring functions of your own as type "function".`,
       `tools[${i}].type`,
       'unsupported_parameter',
     );
@@ -218,7 +218,7 @@ function toolsOf(r: z.infer<typeof responsesRequestSchema>): Pick<ResponsesReque
   const choice = r.tool_choice ?? 'auto';
   if (typeof choice === 'object' && (choice.type !== 'function' || typeof choice.name !== 'string')) {
     throw new InvalidRequest(
-      `tool_choice of type "${choice.type}" is not supported: use "auto", "none", "required" or a function of your own.`,
+      `tool_choice of type "${echoed(String(choice.type))}" is not supported: use "auto", "none", "required" or a function of your own.`,
       'tool_choice',
       'unsupported_parameter',
     );
@@ -273,7 +273,7 @@ function inputItems(items: Array<z.infer<typeof inputItem>>): InputItem[] {
         return { type, id: parseItem(itemReference, item, at).id };
     }
     if (type !== 'message' || !('role' in item)) {
-      throw new InvalidRequest(`Input items of type "${type}" are not supported.`, `${at}.type`, 'unsupported_parameter');
+      throw new InvalidRequest(`Input items of type "${echoed(type)}" are not supported.`, `${at}.type`, 'unsupported_parameter');
     }
     const message = parseItem(messageItem, item, at);
     return { type: 'message', ...id, role: message.role, text: partsText(message.content, `${at}.content`) };
@@ -288,7 +288,7 @@ function partsText(content: string | Array<{ type: string; text?: unknown; refus
       if (typeof part.text === 'string') return part.text;
       if (typeof part.refusal === 'string') return part.refusal;
       throw new InvalidRequest(
-        `Content parts of type "${part.type}" are not supported: send text.`,
+        `Content parts of type "${echoed(part.type)}" are not supported: send text.`,
         `${at}[${j}].type`,
         'unsupported_parameter',
       );

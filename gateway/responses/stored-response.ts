@@ -13,7 +13,7 @@
  *   const earlier = await loadResponse(store, id, wallet)   // 404 for any other wallet
  */
 import { z } from 'zod';
-import { InvalidRequest, NotFound } from '../errors.js';
+import { echoed, InvalidRequest, NotFound } from '../errors.js';
 import type { ResponseStore } from './response-store.js';
 import type { UpstreamMessage } from '../chat/chat-types.js';
 import { unpairedTool } from '../chat/tool-pairing.js';
@@ -70,7 +70,7 @@ export async function loadResponse(store: ResponseStore, id: string, wallet: str
 }
 
 export function responseNotFound(id: string, param: string | null = null): NotFound {
-  return new NotFound(`Response with id '${id}' not found.`, 'response_not_found', param);
+  return new NotFound(`Response with id '${echoed(id)}' not found.`, 'response_not_found', param);
 }
 
 /**

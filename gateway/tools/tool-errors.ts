@@ -4,11 +4,11 @@
  */
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
+import { echoed, GatewayError } from '../errors.js';
 
 /** 404 tool_not_found: no configured server offers this name. */
 export function toolNotFound(name: string): GatewayError {
-  return new GatewayError({ status: 404, code: 'tool_not_found', message: `Unknown tool "${name}".`, param: 'tool' });
+  return new GatewayError({ status: 404, code: 'tool_not_found', message: `Unknown tool "${echoed(name)}".`, param: 'tool' });
 }
 
 /** 503 tool_unavailable: the tool's server is down; Retry-After says when it should be back. */
@@ -74,7 +74,7 @@ const MCP_SERVER_OUTPUT_ERROR = /^MCP error -32602: Output validation error: /;
 /** McpServer's "<problem> at <dotted.path>" (the first issue, when it lists several). */
 function mcpServerInputError(problems: string): GatewayError {
   const first = /^(.*?) at ([\w.-]+)(?:, |$)/.exec(problems);
-  return first ? invalidToolArguments(`${first[2]}: ${first[1]}`, first[2]) : invalidToolArguments(problems.slice(0, 1000), null);
+  return first ? invalidToolArguments(`${first[2]}: ${first[1]}`, first[2]) : invalidToolArguments(echoed(problems, 1000), null);
 }
 
 /**
@@ -100,8 +100,8 @@ export function fromToolErrorResult(tool: string, result: CallToolResult): Gatew
   if (!payload) {
     const input = MCP_SERVER_INPUT_ERROR.exec(text);
     if (input) return mcpServerInputError(input[1]);
-    if (MCP_SERVER_OUTPUT_ERROR.test(text)) return toolOutputMismatch(tool, text.slice(0, 1000));
-    return new GatewayError({ status: 500, code: 'tool_error', message: text.slice(0, 1000) || `Tool "${tool}" failed.` });
+    if (MCP_SERVER_OUTPUT_ERROR.test(text)) return toolOutputMismatch(tool, echoed(text, 1000));
+    return new GatewayError({ status: 500, code: 'tool_error', message: echoed(text, 1000) || `Tool "${tool}" failed.` });
   }
   const mapped = TOOL_CODES[payload.error.code] ?? { status: 500, code: 'tool_error' };
   return new GatewayError({

@@ -13,6 +13,7 @@
  */
 import type { X402Asset, X402Config } from '../config.js';
 import { X402_VERSION, type PaymentPayload, type PaymentRequired, type PaymentRequirements } from './wire.js';
+import { echoed } from '../errors.js';
 
 /** The exact scheme's facilitators refuse an authorization about to expire (validBefore within 6 s). */
 const MIN_VALIDITY_LEFT_S = 6;
@@ -42,9 +43,11 @@ export class X402Offers {
   match(payload: PaymentPayload, wallet: string, nowSeconds: number): OfferMatch {
     const { accepted } = payload;
     const { authorization } = payload.payload;
-    if (accepted.scheme !== 'exact') return refuse('unsupported_scheme', `scheme "${accepted.scheme}" is not offered; pay with "exact"`);
+    if (accepted.scheme !== 'exact') {
+      return refuse('unsupported_scheme', `scheme "${echoed(accepted.scheme)}" is not offered; pay with "exact"`);
+    }
     const asset = this.config.assets.find((a) => a.network === accepted.network && sameAddress(a.address, accepted.asset));
-    if (!asset) return refuse('unsupported_asset', `asset ${accepted.asset} on ${accepted.network} is not offered`);
+    if (!asset) return refuse('unsupported_asset', `asset ${echoed(accepted.asset)} on ${echoed(accepted.network)} is not offered`);
     if (!sameAddress(accepted.payTo, this.config.payTo) || !sameAddress(authorization.to, this.config.payTo)) {
       return refuse('pay_to_mismatch', `payments go to ${this.config.payTo}`);
     }

@@ -20,10 +20,12 @@ import { createMcpServer, type McpServerDeps } from './mcp-server.js';
 import { runToolCall, type McpCaller } from './mcp-tool-call.js';
 import { McpToolListing } from './mcp-tool-listing.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { bodyIsJson } from '../middleware/json-body.js';
 import { clientGoneSignal } from '../client-disconnect.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, isJSONRPCRequest, JSONRPCMessageSchema, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { echoed } from '../../errors.js';
 import { z } from 'zod';
-import { json, type RouteDoc } from '../openapi/route-doc.js';
+import { errorBodySchema, json, type RouteDoc } from '../openapi/route-doc.js';
 
 export interface McpRouteOptions {
   tools: ToolRunner;
@@ -57,6 +59,20 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
       // Its calls are cancelled at the tool server when the client goes away.
       disconnected: clientGoneSignal(ctx),
     };
+    const repeated = repeatedRequestId(ctx.request.body);
+    if (repeated !== undefined) {
+      // The transport answers each id once: the other calls of that id would run, and cost, unanswered.
+      ctx.status = 400;
+      ctx.body = {
+        jsonrpc: '2.0',
+        error: {
+          code: ErrorCode.InvalidRequest,
+          message: `Invalid Request: two requests of the batch have the id ${echoed(JSON.stringify(repeated))}; give each its own`,
+        },
+        id: null,
+      };
+      return;
+    }
     const call = loneToolCall(ctx);
     if (call) {
       ctx.type = 'application/json';
@@ -70,6 +86,18 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
     await server.connect(transport);
     await handOver(ctx, transport);
   });
+}
+
+/** An id two requests of a batch share, if any (a number and a string of the same digits are two ids, as for the transport). */
+function repeatedRequestId(body: unknown): RequestId | undefined {
+  if (!Array.isArray(body)) return undefined;
+  const seen = new Set<RequestId>();
+  for (const message of body) {
+    if (!isJSONRPCRequest(message)) continue;
+    if (seen.has(message.id)) return message.id;
+    seen.add(message.id);
+  }
+  return undefined;
 }
 
 /** The request headers the transport reads (Streamable HTTP's own); the rest are the gateway's business. */
@@ -88,8 +116,13 @@ async function handOver(ctx: Context, transport: WebStandardStreamableHTTPServer
     const value = ctx.get(name);
     if (value) headers.set(name, value);
   }
+  // The gateway's body reader decides what is JSON, for /mcp as for every route: a body it read
+  // as JSON (any +json type too) is application/json to the transport, which takes only that.
+  if (bodyIsJson(ctx)) headers.set('content-type', 'application/json');
   // The URL only reaches handlers as requestInfo (unused here): the route's path on a fixed origin
-  // keeps an odd Host header from failing the Request.
+  // keeps an odd Host header from failing the Request. The Request carries no body: the SDK takes
+  // the one the gateway's reader parsed (size and depth checked), and without one (no JSON body)
+  // it refuses the content type before it would read anything.
   const request = new Request(`http://gateway${ctx.path}`, { method: ctx.method, headers });
   const response = await transport.handleRequest(request, { parsedBody: ctx.request.body });
   ctx.status = response.status;
@@ -102,6 +135,23 @@ async function handOver(ctx: Context, transport: WebStandardStreamableHTTPServer
 /** A JSON-RPC message or a batch of them, as the SDK's transport validates it. */
 const mcpBodySchema = z.union([JSONRPCMessageSchema, z.array(JSONRPCMessageSchema)]);
 
+/** How the SDK's transport refuses an HTTP request: a JSON-RPC error whose id is null (no message was taken). */
+const transportErrorSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  error: z.object({
+    code: z
+      .number()
+      .int()
+      .meta({ examples: [-32700, -32600, -32000] }),
+    message: z.string(),
+    data: z.unknown().optional(),
+  }),
+  id: z.null(),
+});
+
+/** A status both the gateway (before the MCP message is read) and the transport answer. */
+const gatewayOrTransportError = z.union([errorBodySchema, transportErrorSchema]);
+
 export const mcpRouteDocs: RouteDoc[] = [
   {
     method: 'post',
@@ -111,7 +161,12 @@ export const mcpRouteDocs: RouteDoc[] = [
     description:
       'Every tool /v1/tools lists, with the wallet, keys, limits and credits of the HTTP API; a successful tools/call costs 1 credit. ' +
       'A tool failure (insufficient_credits included) is a result with isError; a protocol problem is a JSON-RPC error. ' +
-      'Send Accept: application/json, text/event-stream.',
+      'Send Accept: application/json, text/event-stream, and the body as application/json (any +json type is JSON too, as on every route). ' +
+      'What the gateway refuses before the MCP message is read (the wallet, the key, the budgets, a body that is not JSON, too ' +
+      'large, too deep or not decodable) has the OpenAI error body. What the MCP transport refuses is a JSON-RPC error with id ' +
+      'null: 406 for an Accept without both types, 415 for a POST with no JSON body, 400 for a body that is no JSON-RPC message ' +
+      "(-32700), a batch over the SDK's size, with two initialize requests or with two requests of one id (-32600), or an " +
+      'MCP-Protocol-Version it does not speak (-32000).',
     access: 'gated',
     headers: z.object({
       accept: z.string().meta({ description: 'Must allow application/json and text/event-stream' }),
@@ -123,5 +178,6 @@ export const mcpRouteDocs: RouteDoc[] = [
       content: json(mcpBodySchema),
     },
     errors: [406],
+    errorBodies: { 400: gatewayOrTransportError, 406: transportErrorSchema, 415: gatewayOrTransportError },
   },
 ];

@@ -11,15 +11,15 @@
  *   const call = loneToolCall(ctx)  // { id: 1, name: 'get_time', args: {...} } or undefined
  */
 import type { Context } from 'koa';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import { CallToolRequestSchema, isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCall } from './mcp-tool-call.js';
+import { bodyIsJson } from '../middleware/json-body.js';
 
 export function loneToolCall(ctx: Context): ToolCall | undefined {
   // The transport's own header checks, so that whatever it would refuse still reaches it.
   const accept = ctx.get('accept');
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
-  if (!isJsonContentType(ctx.get('content-type'))) return undefined;
+  if (!bodyIsJson(ctx)) return undefined; // what mcp-endpoint.ts tells the transport is application/json
   const version = ctx.get('mcp-protocol-version');
   if (version && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
 

@@ -71,6 +71,9 @@ export function rateLimit(options: RateLimitOptions) {
   };
 }
 
+/** Paths the per-IP budget leaves alone: load balancers' health probes. */
+export const OUTSIDE_IP_BUDGET: readonly string[] = ['/health'];
+
 /**
  * Per client IP (the proxy's `X-Forwarded-For` when `server.trustProxy`); health probes are
  * exempt. A POST naming a wallet is headed for a route with a gate (chat, responses, tool
@@ -81,7 +84,7 @@ export function perIpRateLimit(limit: BucketLimit, limiters: LimiterFactory = me
   return rateLimit({
     ...limit,
     subject: 'IP address',
-    keyOf: (ctx) => (ctx.path === '/health' ? undefined : ctx.ip),
+    keyOf: (ctx) => (OUTSIDE_IP_BUDGET.includes(ctx.path) ? undefined : ctx.ip),
     limiter: limiters('ip', limit),
     decidedAtGate: (ctx) => ctx.method === 'POST' && ctx.get('x-wallet-address') !== '',
   });

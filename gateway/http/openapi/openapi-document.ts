@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { errorBodySchema, type MediaContent, type RouteAccess, type RouteDoc } from './route-doc.js';
+import { OUTSIDE_IP_BUDGET } from '../middleware/rate-limit.js';
 
 /** The interface description's version (INTERFACE.md). */
 export const API_VERSION = '1.0.0';
@@ -26,7 +27,9 @@ export type JsonObject = Record<string, unknown>;
 type SecurityRequirement = Record<string, string[]>;
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad request: invalid JSON, a field that fails validation (`param` names it) or a bad `x-wallet-address`',
+  400:
+    'Bad request: invalid JSON, a body nested too deep or not decodable with its Content-Encoding, a field that fails validation ' +
+    '(`param` names it), a bad `x-wallet-address`, or not valid HTTP (an HTTP/1.1 request without Host)',
   401: 'No key, an unknown or revoked key, an unverified key, or a refused SIWE proof (the `code` says which)',
   402: 'Insufficient credits (`insufficient_credits`, naming the balance)',
   403: 'The key belongs to another wallet (`wallet_mismatch`)',
@@ -36,7 +39,9 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict (too many keys, an idempotency key reused for another grant)',
   413: 'The body is larger than the limit (`request_too_large`)',
   415: 'The body is not JSON (`unsupported_media_type`) or its encoding is unsupported',
+  417: 'An `Expect` other than 100-continue (`expectation_failed`)',
   429: 'Rate limited (`rate_limited`); `Retry-After` says when to come back',
+  431: 'The request headers are larger than the limit (`request_header_too_large`)',
   500: 'The gateway failed; the detail goes to its log only',
   502: 'The upstream model or a tool server answered badly',
   503: 'The upstream model, a tool server or the store is unavailable',
@@ -55,6 +60,17 @@ const ACCESS_ERRORS: Record<RouteAccess, number[]> = {
 
 /** Statuses reading a JSON body can add. */
 const BODY_ERRORS = [400, 413, 415];
+
+/** Statuses any request can get from the HTTP server itself, before a route (not valid HTTP, Expect, headers too large). */
+const SERVER_ERRORS = [400, 417, 431];
+
+/**
+ * Statuses answered before any route's own error shape applies, so always in the plain body too:
+ * 417 and 431 only so, 400 (not valid HTTP, no Host) and 429 (the per-IP budget) beside the route's.
+ */
+const ONLY_BEFORE_ROUTES = [417, 431];
+const ALSO_BEFORE_ROUTES = [400, 429];
+const PLAIN_ERROR = { $ref: '#/components/schemas/ErrorBody' };
 
 export function buildOpenApiDocument(routes: readonly RouteDoc[], options: OpenApiOptions): JsonObject {
   const paths: Record<string, Record<string, JsonObject>> = {};
@@ -164,8 +180,15 @@ function responsesOf(route: RouteDoc): JsonObject {
       content: contentOf(route.response.content),
     },
   };
-  const statuses = new Set([...ACCESS_ERRORS[route.access], ...(route.body ? BODY_ERRORS : []), ...(route.errors ?? []), 500]);
-  const errorSchema = route.errorBody ? schemaOf(route.errorBody, 'output') : { $ref: '#/components/schemas/ErrorBody' };
+  const statuses = new Set([
+    ...SERVER_ERRORS,
+    // The per-IP budget comes before every route but the health probe.
+    ...(OUTSIDE_IP_BUDGET.includes(route.path) ? [] : [429]),
+    ...ACCESS_ERRORS[route.access],
+    ...(route.body ? BODY_ERRORS : []),
+    ...(route.errors ?? []),
+    500,
+  ]);
   for (const status of [...statuses].sort((a, b) => a - b)) {
     const description = STATUS_TEXT[status];
     if (!description) throw new Error(`No description for status ${status} (${route.method.toUpperCase()} ${route.path})`);
@@ -176,9 +199,18 @@ function responsesOf(route: RouteDoc): JsonObject {
       ...(retry ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
       ...stringHeaders(route.errorHeaders?.[status]),
     };
-    responses[status] = { description, headers, content: { 'application/json': { schema: errorSchema } } };
+    responses[status] = { description, headers, content: { 'application/json': { schema: errorSchemaOf(route, status) } } };
   }
   return responses;
+}
+
+/** The body of a route's error answers of one status (see ONLY_BEFORE_ROUTES, ALSO_BEFORE_ROUTES). */
+function errorSchemaOf(route: RouteDoc, status: number): JsonObject {
+  const own = route.errorBodies?.[status];
+  if (own) return schemaOf(own, 'output');
+  if (!route.errorBody || ONLY_BEFORE_ROUTES.includes(status)) return PLAIN_ERROR;
+  const routes = schemaOf(route.errorBody, 'output');
+  return ALSO_BEFORE_ROUTES.includes(status) ? { anyOf: [routes, PLAIN_ERROR] } : routes;
 }
 
 /** Response headers described by name → text, each a string. */

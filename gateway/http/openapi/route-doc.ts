@@ -43,8 +43,13 @@ export interface RouteDoc {
   errors?: number[];
   /** Headers some error answers carry (e.g. the x402 offer on a 402): status → name → description. */
   errorHeaders?: Record<number, Record<string, string>>;
-  /** The error body, when the route shapes it differently (`/v1/tools/execute` adds `ok` and `tool`). */
+  /**
+   * The error body, when the route shapes it differently (`/v1/tools/execute` adds `ok` and `tool`); the
+   * HTTP server's own refusals and the per-IP 429, which come before any route, keep the plain one.
+   */
   errorBody?: z.ZodType;
+  /** Every body single statuses may have, where it differs from the above (`/mcp`'s JSON-RPC errors from the MCP transport). */
+  errorBodies?: Record<number, z.ZodType>;
 }
 
 /** A JSON response or request body. */

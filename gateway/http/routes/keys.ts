@@ -9,7 +9,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import { invalidRequestFrom, InvalidRequest, NotFound, Unauthorized } from '../../errors.js';
+import { echoed, invalidRequestFrom, InvalidRequest, NotFound, Unauthorized } from '../../errors.js';
 import type { ApiKeys } from '../../keys/api-keys.js';
 import type { SiweVerifier } from '../../keys/siwe.js';
 import { callerWallet } from '../middleware/wallet.js';
@@ -71,7 +71,7 @@ export function registerKeyRoutes(
   router.delete('/auth/api-keys/:id', deps.keyOfWallet, async (ctx) => {
     const id = ctx.params.id;
     if (!(await apiKeys.revoke(callerWallet(ctx), id))) {
-      throw new NotFound(`This wallet has no API key "${id}".`, 'api_key_not_found', 'id');
+      throw new NotFound(`This wallet has no API key "${echoed(id)}".`, 'api_key_not_found', 'id');
     }
     ctx.body = { id, revoked: true };
   });

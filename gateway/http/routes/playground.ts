@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { GatewayError, NotFound } from '../../errors.js';
+import { echoed, GatewayError, NotFound } from '../../errors.js';
 import type { RouteDoc } from '../openapi/route-doc.js';
 
 /**
@@ -58,7 +58,7 @@ export function registerPlaygroundRoutes(router: Router, options: { publicDir: s
   router.get('/static/:file', async (ctx) => {
     const file = ctx.params.file;
     const match = ASSET_NAME.exec(file);
-    if (!match) throw new NotFound(`No static file "${file}".`, 'not_found', 'file');
+    if (!match) throw new NotFound(`No static file "${echoed(file)}".`, 'not_found', 'file');
     await sendBuilt(ctx, publicDir, file, ASSET_TYPES[match[1]]);
   });
 }
@@ -94,7 +94,7 @@ async function statBuilt(publicDir: string, file: string): Promise<{ size: numbe
       const message = 'The playground is not built: run npm run build.';
       throw new GatewayError({ status: 503, code: 'playground_not_built', message, cause: err });
     }
-    throw new NotFound(`No static file "${file}".`, 'not_found', 'file');
+    throw new NotFound(`No static file "${echoed(file)}".`, 'not_found', 'file');
   }
 }
 

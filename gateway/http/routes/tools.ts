@@ -8,7 +8,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
 import { withCharge, type Charger } from '../../ledger/charging.js';
 import { TOOL_EXECUTION_CREDITS } from '../../pricing.js';
-import { InvalidRequest, type GatewayError } from '../../errors.js';
+import { echoed, InvalidRequest, type GatewayError } from '../../errors.js';
 import { invalidToolArguments, toolNotFound } from '../../tools/tool-errors.js';
 import type { ToolRunner } from '../../tools/types.js';
 import { x402RouteDocs } from '../middleware/x402-payment.js';
@@ -85,7 +85,7 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
 async function executeErrorShape(ctx: Context, next: Next): Promise<void> {
   ctx.state.errorBody = (err: GatewayError) => {
     const tool = (ctx.request.body as { tool?: unknown } | undefined)?.tool;
-    return { ok: false, tool: typeof tool === 'string' ? tool : null, ...err.toBody() };
+    return { ok: false, tool: typeof tool === 'string' ? echoed(tool) : null, ...err.toBody() };
   };
   await next();
 }

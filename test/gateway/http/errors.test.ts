@@ -6,6 +6,8 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { startTestGateway, walletHeaders, WALLET, type TestGateway } from '../../helpers/gateway.js';
 import { API_KEY } from '../secrets.js';
+import { rawExchange } from '../../helpers/raw-http.js';
+import { MAX_JSON_DEPTH } from '../../../gateway/http/middleware/json-body.js';
 
 const BODY_LIMIT = 2048;
 let gateway: TestGateway;
@@ -57,28 +59,64 @@ test('a body that is not JSON → 415 unsupported_media_type, on every route tha
   assert.equal(bare.status, 200);
 });
 
-/** Send raw bytes and read the whole answer until the server closes the connection. */
-function rawExchange(bytes: string): Promise<string> {
-  const { port } = new URL(gateway.url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(bytes));
-    let answer = '';
-    socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
-    socket.once('end', () => resolve(answer));
-    socket.once('error', reject);
-  });
+/** Send raw bytes; the answer's status line, headers and JSON body. */
+async function exchange(bytes: string): Promise<{ statusLine: string; headers: Record<string, string>; body: unknown; interim: string[] }> {
+  const answer = await rawExchange(gateway.url, bytes);
+  assert.ok(answer, `an answer to ${bytes.slice(0, 40)}`);
+  return {
+    statusLine: answer.statusLine,
+    headers: answer.headers,
+    body: JSON.parse(answer.body.toString('utf8')),
+    interim: answer.interim,
+  };
 }
 
-function splitAnswer(raw: string): { statusLine: string; headers: string; body: unknown } {
-  const [head, body] = raw.split('\r\n\r\n');
-  const [statusLine, ...headers] = head.split('\r\n');
-  return { statusLine, headers: headers.join('\n').toLowerCase(), body: JSON.parse(body) };
-}
+test("an Expect other than 100-continue → 417 expectation_failed in the usual shape, not Node's bare 417", async () => {
+  for (const expect of ['foo', '200-ok', 'continue']) {
+    const answer = await exchange(`GET /health HTTP/1.1\r\nHost: x\r\nExpect: ${expect}\r\nConnection: close\r\n\r\n`);
+    assert.equal(answer.statusLine, 'HTTP/1.1 417 Expectation Failed', expect);
+    assert.match(answer.headers['content-type'], /^application\/json/);
+    assert.ok(answer.headers['x-request-id'], 'it went through the app (request id, log line)');
+    assert.deepEqual(answer.body, {
+      error: {
+        message: 'The gateway meets no Expect but 100-continue; send the request without it.',
+        type: 'invalid_request_error',
+        code: 'expectation_failed',
+        param: 'Expect',
+      },
+    });
+  }
+  // 100-continue is met as before: Node sends the interim 100, then the answer follows.
+  const body = '{"name":"k"}';
+  const continued = await exchange(
+    `POST /auth/api-keys HTTP/1.1\r\nHost: x\r\nx-wallet-address: ${WALLET}\r\ncontent-type: application/json\r\n` +
+      `Content-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n${body}`,
+  );
+  assert.deepEqual([continued.interim, continued.statusLine], [['HTTP/1.1 100 Continue'], 'HTTP/1.1 200 OK']);
+});
+
+test("an HTTP/1.1 request without Host → 400 invalid_request naming Host, not Node's bare 400; HTTP/1.0 needs none", async () => {
+  const missing = await exchange('GET /health HTTP/1.1\r\nConnection: close\r\n\r\n');
+  assert.equal(missing.statusLine, 'HTTP/1.1 400 Bad Request');
+  assert.deepEqual(missing.body, {
+    error: { message: 'An HTTP/1.1 request needs a Host header.', type: 'invalid_request_error', code: 'invalid_request', param: 'Host' },
+  });
+  const old = await exchange('GET /health HTTP/1.0\r\n\r\n');
+  assert.match(old.statusLine, /^HTTP\/1\.1 200 /);
+});
+
+test('CONNECT (which Node drops without a word when nobody listens) → 405 method_not_allowed', async () => {
+  const answer = await exchange('CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n');
+  assert.equal(answer.statusLine, 'HTTP/1.1 405 Method Not Allowed');
+  assert.deepEqual(answer.body, {
+    error: { message: 'Method not allowed for this route.', type: 'invalid_request_error', code: 'method_not_allowed', param: null },
+  });
+});
 
 test('requests the HTTP parser refuses get the OpenAI error body too: 431 for huge headers, 400 for garbage', async () => {
-  const huge = splitAnswer(await rawExchange(`GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20 * 1024)}\r\n\r\n`));
+  const huge = await exchange(`GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
   assert.equal(huge.statusLine, 'HTTP/1.1 431 Request Header Fields Too Large');
-  assert.match(huge.headers, /content-type: application\/json/);
+  assert.match(huge.headers['content-type'], /^application\/json/);
   assert.deepEqual(huge.body, {
     error: {
       message: 'The request headers are larger than the limit.',
@@ -87,12 +125,35 @@ test('requests the HTTP parser refuses get the OpenAI error body too: 431 for hu
       param: null,
     },
   });
-  const garbage = splitAnswer(await rawExchange('THIS IS NOT HTTP\r\n\r\n'));
+  const garbage = await exchange('THIS IS NOT HTTP\r\n\r\n');
   assert.equal(garbage.statusLine, 'HTTP/1.1 400 Bad Request');
-  assert.match(garbage.headers, /connection: close/);
+  assert.equal(garbage.headers.connection, 'close');
   assert.deepEqual(garbage.body, {
     error: { message: 'The request is not valid HTTP.', type: 'invalid_request_error', code: 'invalid_request', param: null },
   });
+});
+
+test('a body nested past MAX_JSON_DEPTH → 400 invalid_request on every JSON route, before any handler (a chat tool schema too)', async () => {
+  const deepGateway = await startTestGateway({ env: { BODY_LIMIT_BYTES: String(64 * 1024) } });
+  try {
+    const deep = '{"type":"object","properties":{"a":'.repeat(1000) + '{}' + '}}'.repeat(1000);
+    const chat = `{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${deep}}}]}`;
+    const error = {
+      message: `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`,
+      type: 'invalid_request_error',
+      code: 'invalid_request',
+      param: null,
+    };
+    for (const [path, body] of [
+      [CHAT, chat],
+      ['/v1/responses', `{"input":"hi","metadata":${deep}}`],
+      ['/auth/api-keys', `{"name":${deep}}`],
+    ]) {
+      await expectError(await fetch(`${deepGateway.url}${path}`, { method: 'POST', headers: walletHeaders(), body }), 400, error);
+    }
+  } finally {
+    await deepGateway.stop();
+  }
 });
 
 test('a body over BODY_LIMIT_BYTES → 413 request_too_large, with or without Content-Length', async () => {
@@ -125,6 +186,59 @@ test('a body over BODY_LIMIT_BYTES → 413 request_too_large, with or without Co
   const parsed = await fetch(`${gateway.url}${CHAT}`, { method: 'POST', headers: walletHeaders(), body: fits });
   assert.equal(parsed.status, 400);
   assert.equal((await parsed.json()).error.param, 'messages');
+});
+
+test('echoed values are cut to 200 characters with an ellipsis (a 1 MB model name made a 1 MB error body)', async () => {
+  const bigGateway = await startTestGateway({ env: { BODY_LIMIT_BYTES: String(2 * 1024 * 1024) } });
+  try {
+    const model = 'm'.repeat(1024 * 1024);
+    const chat = await fetch(`${bigGateway.url}${CHAT}`, {
+      method: 'POST',
+      headers: walletHeaders(),
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    await expectError(chat, 404, {
+      message: `The model "${'m'.repeat(200)}…" does not exist.`,
+      type: 'not_found_error',
+      code: 'model_not_found',
+      param: 'model',
+    });
+    const tool = await fetch(`${bigGateway.url}/mcp`, {
+      method: 'POST',
+      headers: walletHeaders(undefined, { accept: 'application/json, text/event-stream' }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't'.repeat(100_000), arguments: {} } }),
+    });
+    const text = (await tool.json()) as { result: { content: Array<{ text: string }> } };
+    assert.equal(JSON.parse(text.result.content[0].text).error.message, `Unknown tool "${'t'.repeat(200)}…".`);
+    // /v1/tools/execute's errors name the tool the body asked for: cut too (found by the fuzz test).
+    const execute = await fetch(`${bigGateway.url}/v1/tools/execute`, {
+      method: 'POST',
+      headers: walletHeaders(),
+      body: JSON.stringify({ tool: 'é'.repeat(100_000) }),
+    });
+    assert.equal(execute.status, 400);
+    assert.equal(((await execute.json()) as { tool: string }).tool, `${'é'.repeat(200)}…`);
+    // A key the client named, as a zod path: the param and the message are cut too.
+    const key = 'k'.repeat(5000);
+    const grant = await fetch(`${bigGateway.url}/auth/api-keys`, {
+      method: 'POST',
+      headers: walletHeaders(),
+      body: JSON.stringify({ [key]: 1 }),
+    });
+    const refused = (await grant.json()) as { error: { message: string; param: string | null } };
+    assert.equal(grant.status, 400);
+    assert.ok(JSON.stringify(refused).length < 1000, JSON.stringify(refused).slice(0, 300));
+  } finally {
+    await bigGateway.stop();
+  }
+  const path = `/v1/${'p'.repeat(4000)}`;
+  const missing = await fetch(`${gateway.url}${path}`, { headers: walletHeaders() });
+  await expectError(missing, 404, {
+    message: `No route for GET ${path.slice(0, 200)}….`,
+    type: 'not_found_error',
+    code: 'not_found',
+    param: null,
+  });
 });
 
 test('unknown route → 404 not_found; wrong method → 405 method_not_allowed; bad wallet → 400', async () => {
@@ -185,6 +299,18 @@ test('a body the server cannot decode → 415 unsupported_encoding or 400 invali
       param: null,
     },
   );
+  // A body that is not brotli labelled br was a 500 (BrotliDecoder's "Decompression failed") on
+  // every JSON route; each answers in its own shape (/v1/tools/execute adds ok and tool).
+  for (const path of [CHAT, '/v1/responses', '/v1/tools/execute', '/mcp', '/auth/api-keys']) {
+    const res = await fetch(`${gateway.url}${path}`, {
+      method: 'POST',
+      headers: walletHeaders(undefined, { 'content-encoding': 'br', accept: 'application/json, text/event-stream' }),
+      body: '{"a":1}',
+    });
+    assert.equal(res.status, 400, path);
+    const body = (await res.json()) as { error: { code: string } };
+    assert.equal(body.error.code, 'invalid_body_encoding', path);
+  }
   // A body that really is gzip is read (and then refused by the chat schema: messages are missing).
   const gzipped = await fetch(`${gateway.url}${CHAT}`, {
     method: 'POST',

@@ -10,6 +10,7 @@ import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError, type CallToolResult } fro
 import { z } from 'zod';
 import { apiKeyFor, startTestGateway, WALLET, type TestGateway } from '../../../helpers/gateway.js';
 import { fixtureServer, runnableEnv, waitFor } from '../../tools/fixture-servers.js';
+import { MAX_JSON_DEPTH } from '../../../../gateway/http/middleware/json-body.js';
 
 const OTHER_WALLET = '0x000000000000000000000000000000000000dead';
 /** 60 characters: with it, `echo` is exactly MCP's 64 and `echo_env` (68) is too long. */
@@ -249,17 +250,63 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
 
   test('what the SDK transport refuses is refused the same for a tools/call: Accept, Content-Type, protocol version', async () => {
     const call = JSON.stringify(toolsCall(1, 'echo', { text: 'x' }));
-    const post = (headers: Record<string, string>) =>
-      fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders(), ...headers }, body: call });
+    const post = (headers: Record<string, string>, body: string | null = call) =>
+      fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders(), ...headers }, body });
     const jsonOnly = await post({ 'content-type': 'application/json', accept: 'application/json' });
     assert.equal(jsonOnly.status, 406);
     assert.equal(((await jsonOnly.json()) as { error: { code: number } }).error.code, -32000);
-    const odd = await post({ 'content-type': 'application/vnd.api+json', accept: 'application/json, text/event-stream' });
-    assert.equal(odd.status, 415);
+    // A body of another type is refused by the gateway's body reader (its 415 and body, as on every
+    // route); a POST with no body and no type reaches the transport, which refuses the type.
+    const text = await post({ 'content-type': 'text/plain', accept: 'application/json, text/event-stream' });
+    assert.equal(text.status, 415);
+    assert.equal(((await text.json()) as { error: { code: string } }).error.code, 'unsupported_media_type');
+    const bare = await post({ accept: 'application/json, text/event-stream' }, null);
+    assert.equal(bare.status, 415);
+    assert.deepEqual(await bare.json(), {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' },
+      id: null,
+    });
     const both = 'application/json, text/event-stream';
     const future = await post({ 'content-type': 'application/json', accept: both, 'mcp-protocol-version': '2099-01-01' });
     assert.equal(future.status, 400);
     assert.match(((await future.json()) as { error: { message: string } }).error.message, /Unsupported protocol version: 2099-01-01/);
+  });
+
+  test('any +json type is JSON on /mcp as on every other route (the SDK transport alone takes only application/json)', async () => {
+    const headers = { ...mcpHeaders(), 'content-type': 'application/vnd.api+json', accept: 'application/json, text/event-stream' };
+    const post = (message: unknown) => fetch(`${gateway.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(message) });
+    // The lone tools/call path, and the SDK's (a batch, a ping).
+    const lone = await post(toolsCall(1, 'echo', { text: 'vendor' }));
+    assert.equal(lone.status, 200);
+    assert.deepEqual(((await lone.json()) as { result: unknown }).result, {
+      content: [{ type: 'text', text: '{"text":"vendor"}' }],
+      structuredContent: { text: 'vendor' },
+    });
+    const batch = await post([toolsCall(2, 'echo', { text: 'b' })]);
+    assert.equal(batch.status, 200);
+    const ping = await post({ jsonrpc: '2.0', id: 3, method: 'ping' });
+    assert.deepEqual([ping.status, await ping.json()], [200, { result: {}, jsonrpc: '2.0', id: 3 }]);
+  });
+
+  test('tools/call arguments nested past MAX_JSON_DEPTH are refused when the body is read, before the SDK or a tool sees them', async () => {
+    // As text: JSON.stringify itself recurses, and 5,000 levels is where it gets close to the stack's end.
+    const deep = '['.repeat(5000) + ']'.repeat(5000);
+    const call = (id: number) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","deep":${deep}}}}`;
+    const refusal = {
+      error: {
+        message: `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`,
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: null,
+      },
+    };
+    // A lone call (answered without the SDK) and a batch (the SDK's path).
+    for (const body of [call(1), `[${call(2)}]`]) {
+      const refused = await postMcp(gateway, body);
+      assert.deepEqual([refused.status, refused.body], [400, refusal]);
+    }
   });
 
   test('HTTP-level refusals keep the OpenAI error body: invalid JSON, no wallet', async () => {
@@ -368,6 +415,31 @@ describe('/mcp with credits on', () => {
     const unreadBody = await postMcp(gateway, '{"jsonrpc":', {});
     assert.equal(unreadBody.status, 400);
     assert.equal((unreadBody.body?.error as { code: string }).code, 'invalid_wallet_address');
+  });
+
+  test('a batch whose requests share an id is refused before any runs: each call was charged, only one answered (found by the fuzz test)', async () => {
+    const wallet = '0x00000000000000000000000000000000000ba7c4';
+    const batchKey = await apiKeyFor(gateway, wallet);
+    await gateway.ledger.grant(wallet, 10, 'batch ids');
+    const headers = mcpHeaders(wallet, batchKey);
+    const refused = await postMcp(gateway, [toolsCall(1, 'echo', { text: 'a' }), toolsCall(1, 'echo', { text: 'b' })], headers);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.body, {
+      jsonrpc: '2.0',
+      error: { code: ErrorCode.InvalidRequest, message: 'Invalid Request: two requests of the batch have the id 1; give each its own' },
+      id: null,
+    });
+    const mixed = await postMcp(gateway, [toolsCall('x', 'echo', { text: 'a' }), { jsonrpc: '2.0', id: 'x', method: 'ping' }], headers);
+    assert.equal(mixed.status, 400);
+    assert.equal((await gateway.ledger.balance(wallet)).total_spent, 0);
+    // 1 and "1" are two ids, as for the transport: both run, both answered, both paid.
+    const distinct = await postMcp(gateway, [toolsCall(1, 'echo', { text: 'a' }), toolsCall('1', 'echo', { text: 'b' })], headers);
+    assert.equal(distinct.status, 200);
+    assert.deepEqual(
+      (distinct.body as unknown as Array<{ id: unknown }>).map((answer) => answer.id),
+      [1, '1'],
+    );
+    assert.equal((await gateway.ledger.balance(wallet)).total_spent, 2);
   });
 
   test('the balance falls by exactly 1 per successful call, 0 for a failed one; an empty wallet gets insufficient_credits', async () => {

@@ -145,9 +145,39 @@ describe('GET /openapi.json', () => {
     }
     assert.ok(chat['429'].headers['Retry-After']);
     assert.deepEqual(document.components.schemas.ErrorBody.properties.error.required, ['message', 'type', 'code', 'param']);
-    const execute = document.paths['/v1/tools/execute'].post.responses['404'].content['application/json'].schema;
+    const executeResponses = document.paths['/v1/tools/execute'].post.responses;
+    const execute = executeResponses['404'].content['application/json'].schema;
     assert.deepEqual(execute.required, ['ok', 'tool', 'error']);
+    // What comes before the route (the HTTP server's refusals, the per-IP budget) has the plain body.
+    const plain = { $ref: '#/components/schemas/ErrorBody' };
+    for (const status of ['417', '431']) assert.deepEqual(executeResponses[status].content['application/json'].schema, plain, status);
+    for (const status of ['400', '429']) {
+      assert.deepEqual(executeResponses[status].content['application/json'].schema.anyOf, [execute, plain], status);
+    }
     assert.ok(chat['200'].content['text/event-stream'].schema, 'the stream chunk is described');
+  });
+
+  test("every operation documents the HTTP server's own refusals (400, 417, 431) and, but /health, the per-IP 429", () => {
+    for (const [path, item] of Object.entries(document.paths as Json)) {
+      for (const [method, op] of Object.entries(item as Json)) {
+        const statuses = Object.keys((op as Json).responses);
+        for (const status of ['400', '417', '431']) assert.ok(statuses.includes(status), `${method} ${path} documents ${status}`);
+        assert.equal(statuses.includes('429'), path !== '/health', `${method} ${path} and 429`);
+      }
+    }
+  });
+
+  test("/mcp: the transport's refusals are JSON-RPC errors (406), beside the gateway's OpenAI body where both answer (400, 415)", () => {
+    const mcp = document.paths['/mcp'].post.responses;
+    const transport = mcp['406'].content['application/json'].schema;
+    assert.deepEqual(transport.required, ['jsonrpc', 'error', 'id']);
+    assert.deepEqual(transport.properties.id, { type: 'null' });
+    for (const status of ['400', '415']) {
+      assert.deepEqual(mcp[status].content['application/json'].schema.anyOf, [document.components.schemas.ErrorBody, transport], status);
+    }
+    for (const status of ['401', '403', '413', '429']) {
+      assert.deepEqual(mcp[status].content['application/json'].schema, { $ref: '#/components/schemas/ErrorBody' }, status);
+    }
   });
 });
 
@@ -277,6 +307,32 @@ describe('answers match the document', () => {
     });
     assert.equal(missing.status, 404);
     assertConforms('post', '/v1/responses', 404, await missing.json());
+  });
+
+  test("/mcp's refusals: the gateway's and the transport's", async () => {
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${gateway.url}/mcp`, {
+        method: 'POST',
+        headers: { ...wallet, accept: 'application/json, text/event-stream', ...headers },
+        body,
+      });
+    const answers: Array<[Response, number]> = [
+      [await post('{"jsonrpc":'), 400], // the gateway's invalid_json
+      [await post('{"hello":"world"}'), 400], // the transport's -32700
+      [await post('{"jsonrpc":"2.0","id":1,"method":"ping"}', { accept: 'application/json' }), 406],
+      [await post('{}', { 'content-type': 'text/plain' }), 415],
+      [await post('{"jsonrpc":"2.0","id":1,"method":"ping"}', { 'mcp-protocol-version': '1999-01-01' }), 400],
+    ];
+    for (const [res, status] of answers) {
+      assert.equal(res.status, status);
+      assertConforms('post', '/mcp', status, await res.json());
+    }
+    const bare = await fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { ...walletHeaders(), 'content-type': '', accept: 'application/json, text/event-stream' },
+    });
+    assert.equal(bare.status, 415);
+    assertConforms('post', '/mcp', 415, await bare.json());
   });
 
   test('errors: a missing wallet header, a refused admin token', async () => {

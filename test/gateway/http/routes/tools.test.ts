@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apiKeyFor, authHeaders, startTestGateway, walletHeaders, WALLET, type TestGateway } from '../../../helpers/gateway.js';
 import { fixtureServer, isAlive, runnableEnv, waitFor } from '../../tools/fixture-servers.js';
+import { MAX_JSON_DEPTH } from '../../../../gateway/http/middleware/json-body.js';
 
 async function execute(gateway: TestGateway, body: unknown, headers = walletHeaders()) {
   const response = await fetch(`${gateway.url}/v1/tools/execute`, {
@@ -166,6 +167,27 @@ describe('/v1/tools and /v1/tools/execute', () => {
     assert.equal(response.body.ok, false);
     assert.equal(response.body.tool, null);
     assert.equal((response.body.error as { code: string }).code, 'invalid_json');
+  });
+
+  test('args nested past MAX_JSON_DEPTH → 400 invalid_request in the execute shape (5,000 levels were a 500 stack overflow)', async () => {
+    const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    // The body is level 1, args 2, so the array may take the rest.
+    const fits = await execute(gateway, `{"tool":"echo","args":{"text":"deep","pad":${nested(MAX_JSON_DEPTH - 2)}}}`);
+    assert.deepEqual(fits.body, { ok: true, tool: 'echo', result: { text: 'deep' } });
+    for (const depth of [MAX_JSON_DEPTH - 1, 5000]) {
+      const refused = await execute(gateway, `{"tool":"echo","args":{"text":"deep","pad":${nested(depth)}}}`);
+      assert.equal(refused.status, 400, `depth ${depth}`);
+      assert.deepEqual(refused.body, {
+        ok: false,
+        tool: 'echo',
+        error: {
+          message: `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`,
+          type: 'invalid_request_error',
+          code: 'invalid_request',
+          param: null,
+        },
+      });
+    }
   });
 
   test('a client that disconnects cancels its call at the tool server', async () => {
