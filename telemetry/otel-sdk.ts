@@ -50,7 +50,7 @@ export interface OtelSdk {
   stats: ExportStats;
   /** Where spans go, as an origin (no path, no credentials). */
   endpointOrigin: string;
-  /** Export what is queued, then stop (bounded by the batch export timeout). */
+  /** Export what is queued, then stop: never rejects, and gives up after the export timeout (at most 5 s). */
   shutdown(): Promise<void>;
 }
 
@@ -88,8 +88,25 @@ export function startOtelSdk(settings: OtelExportSettings, hooks: OtelSdkHooks =
     root: ROOT_CONTEXT,
     stats,
     endpointOrigin,
-    shutdown: () => provider.shutdown(),
+    shutdown: () => boundedShutdown(provider, Math.min(settings.timeoutMs, SHUTDOWN_MS)),
   };
+}
+
+/** The most a stopping process waits for its last spans to leave. */
+const SHUTDOWN_MS = 5_000;
+
+/** A collector that is down must not hold up (or fail) the process's stop. */
+async function boundedShutdown(provider: BasicTracerProvider, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  try {
+    await Promise.race([provider.shutdown().catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function samplerOf(settings: OtelExportSettings): Sampler {
