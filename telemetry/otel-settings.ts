@@ -19,12 +19,7 @@ export type OtelEnv = Record<string, string | undefined>;
 
 /** `parentbased_always_on` unless told: a sampled incoming trace stays sampled, an unsampled one stays out. */
 export type SamplerName =
-  | 'always_on'
-  | 'always_off'
-  | 'traceidratio'
-  | 'parentbased_always_on'
-  | 'parentbased_always_off'
-  | 'parentbased_traceidratio';
+  'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
 
 export interface OtelExportSettings {
   enabled: true;
@@ -54,50 +49,71 @@ export type OtelSettings = OtelExportSettings | { enabled: false; serviceName: s
 export const DEFAULT_ATTRIBUTE_VALUE_LENGTH_LIMIT = 4096;
 
 const flag = z.enum(['true', 'false']);
-const count = (min: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min));
+const count = (min: number) => z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min));
 
-const otelSchema = z.object({
-  OTEL_SDK_DISABLED: flag.optional().describe('`true`: no tracing, whatever else is set'),
-  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none']).optional().describe('`none` turns tracing off; only `otlp` exports'),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional().describe('Collector base URL; `/v1/traces` is appended'),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional().describe('Traces URL, used as is (wins over the base URL)'),
+/** The variables read, each with its meaning (docs/configuration.md's tracing table is written from it). */
+export const otelEnvSchema = z.object({
+  OTEL_SDK_DISABLED: flag.optional().describe('`true`: no tracing, whatever else is set').meta({ docDefault: '`false`' }),
+  OTEL_TRACES_EXPORTER: z
+    .enum(['otlp', 'none'])
+    .optional()
+    .describe('`none` turns tracing off; only `otlp` exports')
+    .meta({ docDefault: '`otlp`' }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('Collector base URL; `/v1/traces` is appended'),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('Traces URL, used as is (wins over the base URL)'),
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional().describe('`key=value,…` headers on every export (URL-encoded values)'),
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: z.string().optional().describe('Headers for traces only, beside (and over) the general ones'),
-  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional().describe('Wire format; gRPC is not supported'),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(['http/protobuf', 'http/json'])
+    .optional()
+    .describe('Wire format; gRPC is not supported')
+    .meta({ docDefault: '`http/protobuf`' }),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional().describe('Wire format of traces'),
-  OTEL_EXPORTER_OTLP_TIMEOUT: count(1).optional().describe('One export request’s timeout (ms)'),
+  OTEL_EXPORTER_OTLP_TIMEOUT: count(1).optional().describe('One export request’s timeout (ms)').meta({ docDefault: '`10000`' }),
   OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: count(1).optional().describe('One traces export request’s timeout (ms)'),
-  OTEL_SERVICE_NAME: z.string().trim().min(1).optional().describe('`service.name` of the spans'),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe('`service.name` of the spans')
+    .meta({ docDefault: "`switchyard` (a tool server: `<gateway's>-<server>`)" }),
   OTEL_RESOURCE_ATTRIBUTES: z.string().optional().describe('`key=value,…` resource attributes'),
   OTEL_TRACES_SAMPLER: z
     .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
     .optional()
-    .describe('Sampler; default `parentbased_always_on`'),
+    .describe('Sampler: with a `parentbased_` one a caller’s sampled flag decides, as it does by default')
+    .meta({ docDefault: '`parentbased_always_on`' }),
   OTEL_TRACES_SAMPLER_ARG: z
     .string()
     .trim()
     .transform(Number)
     .pipe(z.number().min(0).max(1))
     .optional()
-    .describe('Ratio of the `traceidratio` samplers, 0 to 1'),
-  OTEL_BSP_SCHEDULE_DELAY: count(0).optional().describe('Delay between two batch exports (ms)'),
-  OTEL_BSP_EXPORT_TIMEOUT: count(1).optional().describe('Longest one batch export may run (ms)'),
-  OTEL_BSP_MAX_QUEUE_SIZE: count(1).optional().describe('Spans waiting for export at most; more are dropped (and counted)'),
-  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: count(1).optional().describe('Spans per export request at most'),
-  OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: count(1).optional().describe('Longest string attribute value'),
-  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: flag.optional().describe('`true`: prompts, answers, tool arguments and results on spans'),
+    .describe('Ratio of the `traceidratio` samplers, 0 to 1')
+    .meta({ docDefault: '`1`' }),
+  OTEL_BSP_SCHEDULE_DELAY: count(0).optional().describe('Delay between two batch exports (ms)').meta({ docDefault: '`5000`' }),
+  OTEL_BSP_EXPORT_TIMEOUT: count(1).optional().describe('Longest one batch export may run (ms)').meta({ docDefault: '`30000`' }),
+  OTEL_BSP_MAX_QUEUE_SIZE: count(1)
+    .optional()
+    .describe('Spans waiting for export at most; more are dropped (and counted)')
+    .meta({ docDefault: '`2048`' }),
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: count(1).optional().describe('Spans per export request at most').meta({ docDefault: '`512`' }),
+  OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: count(1)
+    .optional()
+    .describe('Longest string attribute value (captured content included); longer ones are cut')
+    .meta({ docDefault: '`4096`' }),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: flag
+    .optional()
+    .describe('`true`: prompts, answers, tool arguments and results on spans')
+    .meta({ docDefault: '`false`' }),
 });
-
-/** The variables read, with what each means (the docs' table is checked against it). */
-export const OTEL_VARIABLES = Object.fromEntries(
-  Object.entries(otelSchema.shape).map(([name, schema]) => [name, (schema as z.ZodType).description ?? '']),
-);
 
 /**
  * Read the standard variables (an empty one counts as unset). `defaultServiceName` names the
@@ -105,11 +121,11 @@ export const OTEL_VARIABLES = Object.fromEntries(
  */
 export function readOtelSettings(env: OtelEnv, defaultServiceName: string): OtelSettings {
   const present: Record<string, string> = {};
-  for (const name of Object.keys(otelSchema.shape)) {
+  for (const name of Object.keys(otelEnvSchema.shape)) {
     const value = env[name];
     if (value !== undefined && value.trim() !== '') present[name] = value;
   }
-  const parsed = otelSchema.safeParse(present);
+  const parsed = otelEnvSchema.safeParse(present);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`${issue.path.map(String).join('.')}: ${issue.message}`);

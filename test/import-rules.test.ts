@@ -101,9 +101,9 @@ const RULES: Rule[] = [
     refuses: (target) => under('gateway')(target) && !under('gateway/tools')(target) && !leaf(target),
   },
   {
-    says: 'chat/ imports tools/, the leaf modules and, of ledger/, only the Charger contract (ledger/charging.ts)',
+    says: 'chat/ imports tools/, the leaf modules, telemetry/’s names and, of ledger/, only the Charger contract (ledger/charging.ts)',
     from: under('gateway/chat'),
-    refuses: not(anyOf(under('gateway/chat'), under('gateway/tools'), leaf, oneOf('gateway/ledger/charging.ts'))),
+    refuses: not(anyOf(under('gateway/chat'), under('gateway/tools'), leaf, under('telemetry'), oneOf('gateway/ledger/charging.ts'))),
   },
   {
     says: 'responses/ imports chat/ and the leaf modules (its store contract is its own, responses/response-store.ts)',

@@ -449,7 +449,8 @@ export class ChatOrchestrator {
     try {
       for (let attempt = 1; ; attempt++) {
         // Every deployment went unhealthy since the chat began (a cooldown, a probe).
-        if (!deployment) throw upstreamUnavailable(chat.plan.model.id, 'every deployment is down or cooling down', fleet.retryAfterSeconds());
+        if (!deployment)
+          throw upstreamUnavailable(chat.plan.model.id, 'every deployment is down or cooling down', fleet.retryAfterSeconds());
         const shown = chat.answer.text.length;
         if (span.recording) span.set(deploymentAttributes(deployment));
         try {
@@ -616,7 +617,9 @@ export class ChatOrchestrator {
         [GEN_AI_USAGE_OUTPUT_TOKENS]: usage.completion_tokens,
         [SWITCHYARD_CREDITS_CHARGED]: credits?.charged,
       });
-      chat.span.content(GEN_AI_OUTPUT_MESSAGES, () => [{ role: 'assistant', parts: [{ type: 'text', content: chat.answer.text }], finish_reason: finishReason }]);
+      chat.span.content(GEN_AI_OUTPUT_MESSAGES, () => [
+        { role: 'assistant', parts: [{ type: 'text', content: chat.answer.text }], finish_reason: finishReason },
+      ]);
     }
     const series = this.seriesOf(modelId);
     series.rounds.observe(chat.toolRounds);

@@ -144,7 +144,10 @@ export class ServerSupervisor {
     if (this.status !== 'up' || !client) throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
     // The connection this call went out on: a late failure must not mark a newer one down.
     const generation = this.generation;
-    const params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> } = { name: toolName, arguments: args };
+    const params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> } = {
+      name: toolName,
+      arguments: args,
+    };
     // The caller's execute_tool span is the MCP client span: its context goes in params._meta
     // (SEP-414), sampled or not, so the server's span follows the same decision.
     const context = span?.headers();

@@ -135,4 +135,3 @@ function defined(attributes: SpanAttributes): Attributes {
   }
   return out;
 }
-

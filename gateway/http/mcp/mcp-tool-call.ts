@@ -20,7 +20,13 @@ import type { McpToolListing } from './mcp-tool-listing.js';
 import { toolErrorResult, toolResult } from './mcp-tool-results.js';
 import { TOOL_EXECUTION_CREDITS } from '../../pricing.js';
 import { NO_SPAN, type TraceSpan } from '../../tracing/trace-span.js';
-import { GEN_AI_OPERATION_NAME, GEN_AI_TOOL_NAME, JSONRPC_REQUEST_ID, MCP_METHOD_NAME, NETWORK_TRANSPORT } from '../../../telemetry/semconv.js';
+import {
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_TOOL_NAME,
+  JSONRPC_REQUEST_ID,
+  MCP_METHOD_NAME,
+  NETWORK_TRANSPORT,
+} from '../../../telemetry/semconv.js';
 
 /** What every call shares: built once, when the route is registered. */
 export interface ToolCallDeps {

@@ -127,10 +127,7 @@ test('a paid chat with two tool rounds is one trace: HTTP → invoke_agent → c
     assert.equal(call.attributes['gen_ai.usage.input_tokens'], 50);
   }
   // The upstream saw each call's own span as its parent, in the client's trace.
-  assert.deepEqual(
-    upstream.requests.map((r) => r.traceparent).sort(),
-    calls.map((c) => `00-${TRACE_ID}-${c.spanId}-01`).sort(),
-  );
+  assert.deepEqual(upstream.requests.map((r) => r.traceparent).sort(), calls.map((c) => `00-${TRACE_ID}-${c.spanId}-01`).sort());
 
   // One execute_tool span per tool call (no second MCP client span), the MCP attributes on it.
   const executions = trace.filter((s) => s.name.startsWith('execute_tool '));
