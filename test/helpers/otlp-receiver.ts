@@ -31,6 +31,8 @@ export interface ReceivedSpan {
   status: { code: number; message: string };
   /** How it arrived. */
   format: 'protobuf' | 'json';
+  /** Start time, ns since the epoch. */
+  start: bigint;
 }
 
 export interface OtlpReceiver {
@@ -114,6 +116,33 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
+/**
+ * One trace as a tree, children in the order they started: each line the span's name, its kind
+ * and, where it changes, the service that sent it. docs/tracing.md's picture is this drawing.
+ *
+ * @example
+ *   traceTree(spans)  // 'POST /v1/chat/completions  [server, switchyard]\n└─ invoke_agent switchyard  [internal]\n…'
+ */
+export function traceTree(spans: ReceivedSpan[]): string {
+  const ids = new Set(spans.map((s) => s.spanId));
+  const childrenOf = (parent: ReceivedSpan | undefined) =>
+    spans
+      .filter((s) => (parent ? s.parentSpanId === parent.spanId : !ids.has(s.parentSpanId)))
+      .sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
+  const lines: string[] = [];
+  const draw = (span: ReceivedSpan, parent: ReceivedSpan | undefined, lead: string, own: string) => {
+    const service = parent?.service === span.service ? '' : `, ${span.service}`;
+    lines.push(`${own}${span.name}  [${span.kind}${service}]`);
+    const children = childrenOf(span);
+    children.forEach((child, i) => {
+      const last = i === children.length - 1;
+      draw(child, span, `${lead}${last ? '   ' : '│  '}`, `${lead}${last ? '└─ ' : '├─ '}`);
+    });
+  };
+  for (const root of childrenOf(undefined)) draw(root, undefined, '', '');
+  return lines.join('\n');
+}
+
 // ── OTLP/JSON ────────────────────────────────────────────────────────────────────────────────
 
 interface JsonAnyValue {
@@ -136,6 +165,7 @@ function fromJson(request: {
         name: string;
         kind?: number;
         attributes?: JsonKeyValue[];
+        startTimeUnixNano?: string | number;
         events?: Array<{ name: string; attributes?: JsonKeyValue[] }>;
         status?: { code?: number; message?: string };
       }>;
@@ -158,6 +188,7 @@ function fromJson(request: {
           events: (span.events ?? []).map((e) => ({ name: e.name, attributes: jsonAttributes(e.attributes) })),
           status: { code: span.status?.code ?? 0, message: span.status?.message ?? '' },
           format: 'json',
+          start: BigInt(span.startTimeUnixNano ?? 0),
         });
       }
     }
@@ -232,7 +263,7 @@ const hex = (list: Field[], no: number) => one(list, no)?.bytes?.toString('hex')
 
 // ExportTraceServiceRequest { 1 resource_spans } ResourceSpans { 1 resource, 2 scope_spans }
 // Resource { 1 attributes } ScopeSpans { 2 spans } Span { 1 trace_id, 2 span_id, 4 parent_span_id,
-// 5 name, 6 kind, 9 attributes, 11 events, 15 status } Event { 2 name, 3 attributes }
+// 5 name, 6 kind, 7 start_time_unix_nano, 9 attributes, 11 events, 15 status } Event { 2 name, 3 attributes }
 // Status { 2 message, 3 code } KeyValue { 1 key, 2 value } AnyValue { 1 string, 2 bool, 3 int,
 // 4 double, 5 array { 1 values } }
 function fromProtobuf(body: Buffer): ReceivedSpan[] {
@@ -260,6 +291,7 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
           }),
           status: { code: one(statusFields, 3)?.varint ?? 0, message: text(statusFields, 2) },
           format: 'protobuf',
+          start: one(span, 7)?.fixed?.readBigUInt64LE(0) ?? 0n,
         });
       }
     }

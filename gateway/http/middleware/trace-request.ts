@@ -14,7 +14,7 @@ import { routeTemplateOf, UNMATCHED_ROUTE } from './request-context.js';
  * The HTTP server span of each request (installed only with tracing on), continuing the client's
  * trace from its `traceparent`/`tracestate` (parent-based sampling keeps its sampled flag). Named
  * `{method} {route template}` once the route is known; no path, query, client address or
- * header goes on it (a path can hold a response id). It ends when the response does (Koa writes
+ * header goes on it (a path can hold a response id). `/health` and `/metrics` are not traced. It ends when the response does (Koa writes
  * the body after the chain returns; a stream ends later still), and is left on `ctx.state.trace`
  * for the routes to hand down.
  *
@@ -23,6 +23,8 @@ import { routeTemplateOf, UNMATCHED_ROUTE } from './request-context.js';
  */
 export function traceRequest(tracing: Tracing) {
   return async function traceHttpRequest(ctx: Context, next: Next): Promise<void> {
+    // A load balancer's probes and the scraper's pulls would bury the traces worth reading.
+    if (UNTRACED.has(ctx.path)) return next();
     const span = tracing.serverSpan(ctx.method, ctx.headers, {
       [HTTP_REQUEST_METHOD]: ctx.method,
       [URL_SCHEME]: ctx.protocol,
@@ -37,6 +39,9 @@ export function traceRequest(tracing: Tracing) {
     }
   };
 }
+
+/** Routes with no span: `/health` and `/metrics` are polled every few seconds. */
+const UNTRACED = new Set(['/health', '/metrics']);
 
 function finish(ctx: Context, span: TraceSpan, tracing: Tracing): void {
   const route = routeTemplateOf(ctx);

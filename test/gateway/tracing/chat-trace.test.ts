@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.js';
+import { readFileSync } from 'node:fs';
+import { startOtlpReceiver, traceTree, type OtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.js';
 import { apiKeyFor, authHeaders, startTestGateway, WALLET, WALLET_CHECKSUMMED, type TestGateway } from '../../helpers/gateway.js';
 import { fixtureServer, runnableEnv } from '../tools/fixture-servers.js';
 
@@ -19,6 +20,18 @@ const CLIENT_SPAN = '00f067aa0ba902b7';
 const PROMPT = 'Which sea holds the island of Atlantis-7781?';
 const ECHOED = 'echo-argument-5523';
 const ANSWER = 'Final answer text 9917.';
+
+/** The trace's shape: docs/tracing.md shows this very drawing. */
+const TREE = `POST /v1/chat/completions  [server, switchyard]
+└─ invoke_agent switchyard  [internal]
+   ├─ chat qwen3:32b  [client]
+   ├─ execute_tool echo  [client]
+   │  └─ tools/call echo  [server, switchyard-echo]
+   ├─ chat qwen3:32b  [client]
+   ├─ execute_tool fetch_status  [client]
+   │  └─ tools/call fetch_status  [server, switchyard-fetch]
+   │     └─ GET  [client]
+   └─ chat qwen3:32b  [client]`;
 
 let receiver: OtlpReceiver;
 let upstream: ScriptedUpstream;
@@ -77,6 +90,8 @@ test('a paid chat with two tool rounds is one trace: HTTP → invoke_agent → c
       mine.some((s) => s.name === 'GET');
     return done ? mine : undefined;
   });
+  assert.equal(traceTree(trace), TREE);
+  assert.ok(readFileSync('docs/tracing.md', 'utf8').includes(TREE), 'docs/tracing.md draws this trace');
   const byName = (name: string) => trace.filter((s) => s.name === name);
   const only = (name: string) => {
     const found = byName(name);

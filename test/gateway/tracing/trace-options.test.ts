@@ -159,7 +159,7 @@ describe('a collector that refuses, then is gone', () => {
     assert.ok(tracing.dropped_spans > 0);
     const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
     const dropped = Number(/^switchyard_trace_spans_dropped_total (\d+)/m.exec(metrics)?.[1]);
-    // The /health requests' own spans keep failing meanwhile: the counter only grows.
+    // An export still under way when /health was read may add to the count, never take from it.
     assert.ok(dropped >= tracing.dropped_spans, `${dropped} counted, ${tracing.dropped_spans} in /health`);
 
     await receiver.close();
