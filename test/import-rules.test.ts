@@ -63,7 +63,9 @@ const leaf = oneOf(...LEAVES);
 /** The composition root: it builds every part, so it may import any (stores/ is its mode switch: it opens every store). */
 const root = anyOf(oneOf('gateway/main.ts', 'gateway/server.ts', 'gateway/app.ts'), under('gateway/stores'));
 /** The features: each owns the contracts of the stores it needs, and none imports a database. */
-const feature = anyOf(...['http', 'chat', 'responses', 'messages', 'x402', 'deposits', 'tools'].map((folder) => under(`gateway/${folder}`)));
+const feature = anyOf(
+  ...['http', 'chat', 'responses', 'messages', 'x402', 'deposits', 'tools'].map((folder) => under(`gateway/${folder}`)),
+);
 /** A route group: a file of http/routes/, or the MCP endpoint (the http/mcp/ folder as one group). */
 const routeGroup = anyOf(under('gateway/http/routes'), under('gateway/http/mcp'));
 

@@ -4,8 +4,8 @@
  * text, as the format puts results first). Assistant turns: `text` and `tool_use` blocks one
  * assistant message with its calls; the gateway's own `mcp_tool_use` / `mcp_tool_result` blocks,
  * which a client echoes back from an earlier answer, become the tool rounds they were: the model's
- * turn with its calls, then each result as a tool message (a text block after results starts the
- * next round). `thinking` and `redacted_thinking` blocks are dropped; any other block is a 400
+ * turn with its calls, then each result as a tool message (text or a call after results starts the
+ * next round; a client's `tool_use` the model made beside gateway calls becomes a turn of its own). `thinking` and `redacted_thinking` blocks are dropped; any other block is a 400
  * naming `messages[i].content[j].type`.
  *
  * A conversation that echoes gateway rounds carries them itself, so the rounds the orchestrator
@@ -111,10 +111,11 @@ function assistantTurns(blocks: Array<{ type: string }>, at: string): { turns: U
   };
   blocks.forEach((block, j) => {
     const where = `${at}.content[${j}]`;
+    // Text or a call after a round's results is the model's next call: within a round the gateway
+    // writes every mcp_tool_use before the results (message-output.ts).
+    if (turn.results.length && block.type !== 'mcp_tool_result' && !IGNORED.has(block.type)) close();
     switch (block.type) {
       case 'text':
-        // Text after a round's results is the model's next call.
-        if (turn.results.length) close();
         turn.text.push(parseBlock(textBlock, block, where).text);
         return;
       case 'tool_use': {

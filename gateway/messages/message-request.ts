@@ -47,16 +47,19 @@ const toolChoice = z.discriminatedUnion('type', [
 
 /** What count_tokens reads: the request without `max_tokens` and the sampling fields. */
 export const countTokensRequestSchema = z.object({
-  model: z.string().min(1).meta({ description: "A model alias or canonical id (other names, such as `claude-…`, are 404)" }),
+  model: z.string().min(1).meta({ description: 'A model alias or canonical id (other names, such as `claude-…`, are 404)' }),
   system: z
     .union([z.string(), z.array(systemBlock)])
     .optional()
     .meta({ description: 'System text: a string or text blocks (sent first, before the conversation)' }),
-  messages: z.array(inputMessage).min(1).meta({
-    description:
-      'The conversation: `text`, `tool_use` / `tool_result`, and the `mcp_tool_use` / `mcp_tool_result` blocks of earlier answers; ' +
-      '`thinking` blocks are ignored, any other block is a 400',
-  }),
+  messages: z
+    .array(inputMessage)
+    .min(1)
+    .meta({
+      description:
+        'The conversation: `text`, `tool_use` / `tool_result`, and the `mcp_tool_use` / `mcp_tool_result` blocks of earlier answers; ' +
+        '`thinking` blocks are ignored, any other block is a 400',
+    }),
   tools: z
     .array(z.union([clientTool, z.looseObject({ type: z.string() })]))
     .optional()
@@ -110,7 +113,9 @@ export function parseCountTokensRequest(body: unknown): MessagesRequest {
   return { ...common(parsed.data), sampling: {}, stream: false };
 }
 
-function common(r: z.infer<typeof countTokensRequestSchema>): Pick<MessagesRequest, 'model' | 'instructions' | 'conversation' | 'clientTools'> {
+function common(
+  r: z.infer<typeof countTokensRequestSchema>,
+): Pick<MessagesRequest, 'model' | 'instructions' | 'conversation' | 'clientTools'> {
   const system = systemText(r.system);
   return {
     model: r.model,
@@ -126,7 +131,11 @@ function systemText(system: string | Array<z.infer<typeof systemBlock>> | undefi
   return system
     .map((b, i) => {
       if (b.type === 'text' && typeof b.text === 'string') return b.text;
-      throw new InvalidRequest(`System blocks of type "${echoed(b.type)}" are not supported: send text.`, `system[${i}].type`, 'unsupported_parameter');
+      throw new InvalidRequest(
+        `System blocks of type "${echoed(b.type)}" are not supported: send text.`,
+        `system[${i}].type`,
+        'unsupported_parameter',
+      );
     })
     .join('\n\n');
 }
@@ -155,11 +164,7 @@ function clientToolsOf(r: z.infer<typeof countTokensRequestSchema>): ClientTools
       function: { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.input_schema },
     })),
     choice:
-      choice.type === 'any'
-        ? 'required'
-        : choice.type === 'tool'
-          ? { type: 'function', function: { name: choice.name } }
-          : choice.type,
+      choice.type === 'any' ? 'required' : choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type,
     ...(disableParallel ? { parallel: false } : {}),
   });
 }

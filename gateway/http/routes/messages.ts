@@ -47,11 +47,7 @@ interface MessageRun {
   plan: ChatPlan;
 }
 
-export function registerMessageRoutes(
-  router: Router,
-  guards: { create: Middleware[]; count: Middleware[] },
-  deps: MessageRouteDeps,
-): void {
+export function registerMessageRoutes(router: Router, guards: { create: Middleware[]; count: Middleware[] }, deps: MessageRouteDeps): void {
   router.post('/v1/messages', ...guards.create, async (ctx) => {
     const request = parseMessagesRequest(ctx.request.body);
     const run = { id: newId('msg'), plan: planOf(ctx, request, deps.orchestrator) };
@@ -131,7 +127,9 @@ async function streamAnswer(ctx: Context, run: MessageRun, deps: MessageRouteDep
       ctx.respond = false;
       events.begin();
       const usage = { prompt_tokens: promptTokens, completion_tokens: 0 };
-      events.send('message_start', { message: messageObject({ id: run.id, model: run.plan.model.id, content: [], stopReason: null, usage }) });
+      events.send('message_start', {
+        message: messageObject({ id: run.id, model: run.plan.model.id, content: [], stopReason: null, usage }),
+      });
     },
     toolsStarted: () => events.ping(),
     drained: () => events.drained(),
@@ -207,7 +205,10 @@ const messageSchema = z.object({
 
 /** One event of a streamed message (`event: <type>` names it; keep-alives are `ping` events). */
 const streamEventSchema = z.union([
-  z.object({ type: z.literal('message_start'), message: messageSchema.meta({ description: 'Empty, usage provisional (the estimated prompt)' }) }),
+  z.object({
+    type: z.literal('message_start'),
+    message: messageSchema.meta({ description: 'Empty, usage provisional (the estimated prompt)' }),
+  }),
   z.object({ type: z.literal('content_block_start'), index: z.number().int(), content_block: contentBlockSchema }),
   z.object({
     type: z.literal('content_block_delta'),
@@ -259,7 +260,7 @@ export const messageRouteDocs: RouteDoc[] = [
       '`mcp_tool_use` block followed by its `mcp_tool_result`; tools of your own come back as `tool_use` blocks with ' +
       '`stop_reason: "tool_use"`. `model` is one of the gateway\'s aliases or ids (`claude-…` names are 404). The key may come as ' +
       '`x-api-key` or Bearer; `anthropic-version` and `anthropic-beta` are accepted and ignored. With `stream: true` the ' +
-      'answer is the format\'s Server-Sent Events.' +
+      "answer is the format's Server-Sent Events." +
       x402RouteDocs.description,
     access: 'gated',
     headers: x402RouteDocs.headers,
@@ -284,7 +285,7 @@ export const messageRouteDocs: RouteDoc[] = [
     summary: 'Estimate the input tokens of a message',
     description:
       "An estimate (ceil(characters / 4), as the gateway estimates before each call): the gateway's preamble, `system`, the " +
-      "conversation (with the gateway rounds it kept for a continuation) and the schemas of every tool the model is offered. Free of charge.",
+      'conversation (with the gateway rounds it kept for a continuation) and the schemas of every tool the model is offered. Free of charge.',
     access: 'gated',
     body: countTokensRequestSchema,
     response: { description: 'The estimate', content: json(z.object({ input_tokens: z.number().int().nonnegative() })) },
