@@ -27,7 +27,7 @@ import { depositRouteDocs, registerDepositRoutes, type DepositRouteDeps } from '
 import { adminRouteDocs, registerAdminRoutes } from './http/routes/admin.js';
 import { chatRouteDocs, registerChatRoutes } from './http/routes/chat.js';
 import { registerResponseRoutes, responseRouteDocs } from './http/routes/responses.js';
-import { messageRouteDocs, registerMessageRoutes } from './http/routes/messages.js';
+import { messageErrorBodyByPath, messageRouteDocs, registerMessageRoutes } from './http/routes/messages.js';
 import { buildOpenApiDocument } from './http/openapi/openapi-document.js';
 import { openApiRouteDocs, registerOpenApiRoutes } from './http/routes/openapi.js';
 import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/routes/playground.js';
@@ -169,7 +169,12 @@ export function createApp(deps: AppDeps): Koa {
     ...openApiRouteDocs,
     ...playgroundRouteDocs,
   ];
-  const openApiOptions = { freeMode: config.freeMode, publicUrl: config.server.publicUrl, adminToken: config.adminToken !== undefined };
+  const openApiOptions = {
+    freeMode: config.freeMode,
+    publicUrl: config.server.publicUrl,
+    adminToken: config.adminToken !== undefined,
+    errorBodiesByPath: [messageErrorBodyByPath],
+  };
   registerOpenApiRoutes(router, buildOpenApiDocument(routeDocs, openApiOptions));
   registerPlaygroundRoutes(router, { publicDir: defaultPublicDir() });
   app.use(router.routes());

@@ -24,9 +24,22 @@ export type MessageErrorType =
   | 'overloaded_error'
   | 'timeout_error';
 
-/** Every path whose errors are in this format: the route and what lies under it (count_tokens). */
+/** The Messages API's path: it and every path under it answer errors in this format. */
+export const MESSAGES_PATH = '/v1/messages';
+
+/**
+ * Whether a request path is the Messages API's: the route and what lies under it (count_tokens,
+ * and paths nobody serves there), in any case and percent-encoding, as the router matches them.
+ */
 export function speaksMessages(path: string): boolean {
-  return path === '/v1/messages' || path.startsWith('/v1/messages/');
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // not decodable: as sent
+  }
+  const lower = decoded.toLowerCase();
+  return lower === MESSAGES_PATH || lower.startsWith(`${MESSAGES_PATH}/`);
 }
 
 /** The error type of a status: any other 4xx is invalid_request_error (as Anthropic's page says), any other 5xx api_error. */

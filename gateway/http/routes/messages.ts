@@ -26,12 +26,13 @@ import {
 } from '../../messages/message-request.js';
 import { MessageOutput, newId } from '../../messages/message-output.js';
 import { messageObject, stopReasonOf } from '../../messages/message-object.js';
-import { messageErrorBody } from '../../messages/message-errors.js';
+import { MESSAGES_PATH, messageErrorBody } from '../../messages/message-errors.js';
 import { MessageEventWriter } from '../sse/message-event-writer.js';
 import { callerWallet } from '../middleware/wallet.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
+import type { ErrorBodyByPath } from '../openapi/openapi-document.js';
 import { x402RouteDocs } from '../middleware/x402-payment.js';
 
 export interface MessageRouteDeps {
@@ -245,6 +246,9 @@ const messageErrorSchema = z.object({
     message: z.string().meta({ description: "The gateway's error code, a colon, then the message" }),
   }),
 });
+
+/** For the document's `x-error-bodies-by-path`: the body of every error under the path, off its operations too. */
+export const messageErrorBodyByPath: ErrorBodyByPath = { path: MESSAGES_PATH, name: 'MessagesErrorBody', body: messageErrorSchema };
 
 /** The HTTP server's own 431 (and a 400 for what is no HTTP) come before any path is known: those stay in the plain shape. */
 const errorShape = { errorBody: messageErrorSchema, errorBodies: { 417: messageErrorSchema } };
