@@ -108,7 +108,10 @@ test('generateText with a client tool, multi-step: the gateway round as a provid
 test('streamText: text deltas, the gateway round as tool events, usage and finish reason', async () => {
   const { anthropic } = await providerFor();
   upstream.script(
-    { toolCalls: [{ id: 'call_echo00002', name: 'echo', arguments: '{"text":"yo"}' }], usage: { prompt_tokens: 500, completion_tokens: 10 } },
+    {
+      toolCalls: [{ id: 'call_echo00002', name: 'echo', arguments: '{"text":"yo"}' }],
+      usage: { prompt_tokens: 500, completion_tokens: 10 },
+    },
     { text: ['Echo', ' said yo.'], usage: { prompt_tokens: 600, completion_tokens: 20 } },
   );
   const result = streamText({ model: anthropic('conductor'), prompt: 'Echo yo.', maxOutputTokens: 300 });
