@@ -55,7 +55,10 @@ const mcpToolResultBlock = z.object({
 /** Blocks a client may send whose content the gateway cannot use and the format lets it leave out. */
 const IGNORED = new Set(['thinking', 'redacted_thinking']);
 
-export type InputMessage = { role: 'user' | 'assistant'; content: string | Array<{ type: string }> };
+/** A block as the request schema passed it: its type, and fields its own schema checks. */
+export type InputBlock = { type: string; [field: string]: unknown };
+
+export type InputMessage = { role: 'user' | 'assistant'; content: string | InputBlock[] };
 
 /** The conversation split where kept rounds may apply (see above). */
 export interface Conversation {
@@ -82,7 +85,7 @@ export function conversationOf(input: InputMessage[]): Conversation {
   return { history: out.slice(0, echoEnd), messages: out.slice(echoEnd) };
 }
 
-function userTurn(blocks: Array<{ type: string }>, at: string): UpstreamMessage[] {
+function userTurn(blocks: InputBlock[], at: string): UpstreamMessage[] {
   const results: UpstreamMessage[] = [];
   const texts: string[] = [];
   blocks.forEach((block, j) => {
@@ -99,7 +102,7 @@ function userTurn(blocks: Array<{ type: string }>, at: string): UpstreamMessage[
 }
 
 /** One assistant message's blocks as its rounds; `echo` when it carried gateway blocks. */
-function assistantTurns(blocks: Array<{ type: string }>, at: string): { turns: UpstreamMessage[]; echo: boolean } {
+function assistantTurns(blocks: InputBlock[], at: string): { turns: UpstreamMessage[]; echo: boolean } {
   const turns: UpstreamMessage[] = [];
   let turn: { text: string[]; calls: UpstreamToolCall[]; results: UpstreamMessage[] } = { text: [], calls: [], results: [] };
   let echo = false;
