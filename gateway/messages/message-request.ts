@@ -61,7 +61,7 @@ export const countTokensRequestSchema = z.object({
         '`thinking` blocks are ignored, any other block is a 400',
     }),
   tools: z
-    .array(z.union([clientTool, z.looseObject({ type: z.string() })]))
+    .array(z.union([clientTool, z.looseObject({ type: z.string().optional() })]))
     .optional()
     .meta({ description: "The client's own tools, offered next to the gateway's" }),
   tool_choice: toolChoice.optional(),
