@@ -211,7 +211,7 @@ test('a client that disconnects while tools run cancels the tool calls at the MC
   const reader = res.body!.getReader();
   let text = '';
   while (!text.includes(': tool sleep')) text += new TextDecoder().decode((await reader.read()).value);
-  await waitFor('both calls at the server', () => ['started s1', 'started s2'].every((line) => lines(startLog).includes(line)), 5000);
+  await waitFor('both calls at the server', () => ['started s1', 'started s2'].every((line) => lines(startLog).includes(line)));
   controller.abort();
   await waitFor('both tool calls cancelled', () => lines(cancelLog).length === 2, 5000);
   assert.deepEqual(lines(cancelLog).sort(), ['cancelled s1', 'cancelled s2']);
