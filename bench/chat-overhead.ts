@@ -15,6 +15,10 @@
  * soak against its RSS after warm-up (targets ≤ 1.3× and ≤ 180 MB).
  *
  *   npx tsx bench/chat-overhead.ts            (about 3 min; loopback only; runs `npm run build` first)
+ * (o) Switchyard (free mode) with OpenTelemetry tracing on, exporting every span (protobuf, ratio 1)
+ * to an OTLP receiver of its own process: its CPU per request beside free mode's, and the spans it
+ * dropped (from its /health; must be 0).
+ *
  *   npx tsx bench/chat-overhead.ts --compare ../other-checkout
  *     adds that checkout's built gateway (free mode and credits on, its own `npm run build` done)
  *     as rows (c') and (c+'), measured interleaved with this tree's in the same run: the check that a
@@ -113,7 +117,7 @@ async function runUpstream(): Promise<string> {
  * logging at info to a discarded stdout. With credits on, the parent grants credits over the admin
  * API and mints a key with a SIWE proof, as a user would.
  */
-async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools', root = REPO_ROOT): Promise<Started> {
+async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools', root = REPO_ROOT, traceTo?: string): Promise<Started> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
   const port = await freePort();
@@ -138,7 +142,13 @@ async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools'
   );
   const proc = spawn(process.execPath, [...startFlags(), 'dist/gateway/main.js'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_CONFIG: configFile, DATA_DIR: dataDir },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      SWITCHYARD_CONFIG: configFile,
+      DATA_DIR: dataDir,
+      ...tracingEnv(traceTo),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -163,6 +173,12 @@ async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools'
     info.key = await mintKey(url);
   }
   return { child: proc, info };
+}
+
+/** Tracing on, every span exported to `receiver` (a queue large enough that none is dropped at 50 connections). */
+function tracingEnv(receiver: string | undefined): Record<string, string> {
+  if (!receiver) return {};
+  return { OTEL_EXPORTER_OTLP_ENDPOINT: receiver, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_MAX_QUEUE_SIZE: '65536' };
 }
 
 /** The V8 flags of package.json's start script, so the measured process is the one users run. */
@@ -211,6 +227,7 @@ async function child(role: string, args: string[]): Promise<void> {
   process.once('SIGTERM', () => process.exit(0)); // a clean exit, so --cpu-prof can write its profile
   let out: Record<string, string>;
   if (role === 'upstream') out = { url: await runUpstream() };
+  else if (role === 'receiver') out = { url: (await (await import('../test/helpers/otlp-receiver.js')).startOtlpReceiver()).url };
   else out = { url: (await (await import('./bare-proxy.js')).startBareProxy(args[0])).url };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
@@ -395,6 +412,10 @@ async function main(): Promise<void> {
   const compareRoot = compareAt === -1 ? undefined : resolve(process.argv[compareAt + 1]);
   if (compareRoot)
     children.push(await startGateway(upstreamBase, 'free', compareRoot), await startGateway(upstreamBase, 'credits', compareRoot));
+  const receiver = await startRole('receiver');
+  const traced = await startGateway(upstreamBase, 'free', REPO_ROOT, receiver.info.url);
+  children.push(traced); // its target is the last, as its process is
+  const helpers = [receiver];
   try {
     const json = { 'content-type': 'application/json', 'x-wallet-address': WALLET };
     const say = 'Say hello.';
@@ -422,6 +443,7 @@ async function main(): Promise<void> {
         },
       );
     }
+    targets.push({ name: '(o) Switchyard, tracing on', url: traced.info.url, headers: json, content: say });
     const toolRound = targets[4];
     const processes = new Map<string, ChildProcess>(targets.map((t, i) => [t.name, children[i].child]));
     for (const target of targets) await sequential(target, false, 0.5); // warm-up: JIT, sockets, caches
@@ -511,6 +533,17 @@ async function main(): Promise<void> {
     console.log(`  added p50 @1: ${signed(paid.p50_1 - freeMode.p50_1)} ms over free mode (target ≤ 0.15)`);
     console.log(`  streaming TTFB: ${signed(paid.ttfb - freeMode.ttfb)} ms over free mode`);
     const t = figures.get(toolRound.name)!;
+    const tracedFigures = figures.get(targets.at(-1)!.name)!;
+    const tracing = (
+      (await (await fetch(`${traced.info.url}/health`)).json()) as { tracing: { exported_spans: number; dropped_spans: number } }
+    ).tracing;
+    const addedCpu = tracedFigures.cpu50 - freeMode.cpu50;
+    console.log(`\n${targets.at(-1)!.name} against free mode (c) of this run`);
+    console.log(
+      `  CPU per request @50: +${addedCpu.toFixed(0)} µs = ${((addedCpu / freeMode.cpu50) * 100).toFixed(1)} % of free mode's (goal ≤ 10 %); ` +
+        `throughput ${(tracedFigures.rps50 / freeMode.rps50).toFixed(2)} ×`,
+    );
+    console.log(`  spans exported ${tracing.exported_spans}, dropped ${tracing.dropped_spans} (must be 0)`);
     console.log(`\n${toolRound.name}: p50 @1 ${t.p50_1.toFixed(3)} ms (two upstream calls + one MCP call)`);
 
     const paidTarget = targets[3];
@@ -523,7 +556,7 @@ async function main(): Promise<void> {
     console.log(`  end / warm-up: ${(after / before).toFixed(2)}× (target ≤ 1.3×; ≤ 180 MB)`);
     console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {
-    for (const c of children) c.child.kill('SIGTERM');
+    for (const c of [...children, ...helpers]) c.child.kill('SIGTERM');
   }
 }
 

@@ -39,6 +39,8 @@ import { KeptRounds } from './chat/kept-rounds.js';
 import type { Stores } from './stores/stores.js';
 import type { X402Payments } from './x402/payments.js';
 import { x402Payment } from './http/middleware/x402-payment.js';
+import { traceRequest } from './http/middleware/trace-request.js';
+import type { Tracing } from './tracing/trace-span.js';
 
 export interface AppDeps {
   config: Config;
@@ -62,6 +64,8 @@ export interface AppDeps {
   depositChains: DepositRouteDeps['chains'];
   /** Pay on 402 (x402 top-ups) when configured; none otherwise, and never used in free mode. */
   x402: X402Payments | undefined;
+  /** OpenTelemetry traces (docs/tracing.md); off: no middleware, every span a no-op. */
+  tracing?: Tracing;
 }
 
 /**
@@ -80,6 +84,9 @@ export function createApp(deps: AppDeps): Koa {
   const { stores } = deps;
   const charger = config.freeMode ? NO_CHARGE : ledgerCharger(stores.ledger);
 
+  // 0. With tracing on, the request's server span (outermost: it ends when the response does,
+  //    whatever answered); the routes hand it down as `ctx.state.trace`.
+  if (deps.tracing?.enabled) app.use(traceRequest(deps.tracing));
   // 1. Request id, one log line and the HTTP metrics per request (outermost: sees the final status).
   app.use(requestContext({ logger: deps.logger, metrics: deps.metrics }));
   // 2. CORS: allowed origins' preflights are answered here, before any limit or auth.

@@ -9,6 +9,7 @@
  */
 import { echoed, GatewayError } from '../errors.js';
 import type { ToolRunner } from '../tools/types.js';
+import type { TraceSpan } from '../tracing/trace-span.js';
 import type { ToolTraceEntry, UpstreamMessage, UpstreamToolCall } from './chat-types.js';
 
 export interface ToolRoundOptions {
@@ -18,6 +19,8 @@ export interface ToolRoundOptions {
   /** Longest tool message; longer results are cut with a visible marker. */
   maxChars: number;
   signal: AbortSignal;
+  /** The chat's span: each call's `execute_tool` span goes under it. */
+  trace?: TraceSpan;
 }
 
 export interface ToolRoundResult {
@@ -67,7 +70,7 @@ async function runOne(call: UpstreamToolCall, options: ToolRoundOptions): Promis
     );
   }
   try {
-    const result = await options.runner.callTool(name, args, { signal: options.signal });
+    const result = await options.runner.callTool(name, args, { signal: options.signal, trace: options.trace, callId: call.id });
     return {
       content: capped(JSON.stringify(result ?? null), options.maxChars),
       trace: { round: options.round, tool: name, arguments: args, ok: true, duration_ms: Math.round(performance.now() - started) },

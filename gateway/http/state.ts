@@ -3,6 +3,7 @@
  * (Koa's own declaration-merging hook), so no handler casts what it reads.
  */
 import type { GatewayError } from '../errors.js';
+import type { TraceSpan } from '../tracing/trace-span.js';
 
 export interface GatewayState {
   /** Set by request-context (outermost): echoed in `x-request-id` and every log line. */
@@ -17,6 +18,8 @@ export interface GatewayState {
   deployments?: string[];
   /** Admission checks still in flight (http/middleware/admission.ts): awaited at the route's gate. */
   checks?: Array<Promise<unknown>>;
+  /** The request's server span, with tracing on (read it with `traceOf`, NO_SPAN when off). */
+  trace?: TraceSpan;
   /** A route's own error body shape (e.g. `{ok: false, tool, error}` on /v1/tools/execute). */
   errorBody?: (err: GatewayError) => unknown;
 }

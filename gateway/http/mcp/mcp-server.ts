@@ -44,7 +44,12 @@ export function createMcpServer(deps: McpServerDeps, caller: McpCaller): Server 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: deps.listing.tools() }));
   server.setRequestHandler(toolsCallEnvelope, (request, extra) => {
     const { params } = CallToolRequestSchema.parse(request);
-    return runToolCall(deps, caller, { id: extra.requestId, name: params.name, args: params.arguments ?? {} });
+    return runToolCall(deps, caller, {
+      id: extra.requestId,
+      name: params.name,
+      args: params.arguments ?? {},
+      ...(params._meta ? { meta: params._meta } : {}),
+    });
   });
   // Replaces the SDK's own handler, which knows only this server's requests: the call being
   // cancelled runs under another request's server.

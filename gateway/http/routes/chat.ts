@@ -16,6 +16,7 @@ import type { ChatOrchestrator, ChatOutcome, ChatPlan, ChatSink } from '../../ch
 import type { ChatAbort } from '../../chat/chat-abort.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { z } from 'zod';
 import { errorObjectSchema, type RouteDoc } from '../openapi/route-doc.js';
@@ -35,6 +36,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
       sampling: request.sampling,
       wallet: callerWallet(ctx),
       ...(format ? { format } : {}),
+      trace: traceOf(ctx),
     };
     const id = ids.next();
     const created = Math.floor(Date.now() / 1000);

@@ -29,6 +29,7 @@ import { messageObject, stopReasonOf } from '../../messages/message-object.js';
 import { MESSAGES_PATH, messageErrorBody } from '../../messages/message-errors.js';
 import { MessageEventWriter } from '../sse/message-event-writer.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
@@ -74,6 +75,7 @@ function planOf(ctx: Context, request: MessagesRequest, orchestrator: ChatOrches
     maxTokens: request.maxTokens,
     sampling: request.sampling,
     wallet: callerWallet(ctx),
+    trace: traceOf(ctx),
   };
 }
 

@@ -29,6 +29,7 @@ import { inputItemsPage, inputItemsQuerySchema, parseInputItemsQuery } from '../
 import { ResponseEventWriter } from '../sse/response-event-writer.js';
 import { assertCallsAnswered, keepResponse, loadResponse, responseNotFound, withoutEchoes } from '../../responses/stored-response.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
@@ -118,6 +119,7 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
       sampling: request.sampling,
       wallet,
       ...(format ? { format } : {}),
+      trace: traceOf(ctx),
     },
     instructionMessages: instructions.length,
     wallet,

@@ -13,6 +13,7 @@ import { invalidToolArguments, toolNotFound } from '../../tools/tool-errors.js';
 import type { ToolRunner } from '../../tools/types.js';
 import { x402RouteDocs } from '../middleware/x402-payment.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
 import { clientGoneSignal } from '../client-disconnect.js';
 import { errorObjectSchema, json, type RouteDoc } from '../openapi/route-doc.js';
 
@@ -70,7 +71,7 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
 
     const signal = callSignal(ctx, options.shuttingDown);
     const result = await withCharge(options.charger, callerWallet(ctx), TOOL_EXECUTION_CREDITS, async () => ({
-      result: await tools.callTool(name, args, { signal }),
+      result: await tools.callTool(name, args, { signal, trace: traceOf(ctx) }),
       cost: TOOL_EXECUTION_CREDITS,
     }));
     ctx.body = { ok: true, tool: name, result };
