@@ -19,7 +19,8 @@
 import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ToolRunner } from '../tools/types.js';
+import type { ToolInfo, ToolRunner } from '../tools/types.js';
+import type { ToolScope } from '../tools/tool-scope.js';
 import type { Charge, Charger } from '../ledger/charging.js';
 import { echoed, InsufficientCredits, NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from '../pricing.js';
@@ -74,6 +75,10 @@ export interface ChatPlan {
   maxTokens?: number;
   sampling: Pick<UpstreamChatParams, 'temperature' | 'top_p' | 'stop' | 'seed' | 'user'>;
   wallet: string;
+  /** The API key the request came with: its budgets are charged with the wallet. */
+  key?: string;
+  /** The gateway tools the key may use (offered to the model, and run); absent: every tool. Client functions are never scoped. */
+  toolScope?: ToolScope;
   /** The answer format (`answerFormat` compiles it); plain text when absent. */
   format?: AnswerFormat;
 }
@@ -187,6 +192,8 @@ interface ChatRun {
 
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
+  /** One offer per key scope, so a scoped key's chats reuse one built and measured offer. */
+  private readonly scopedOffers = new WeakMap<ToolScope, ToolOffer>();
   private readonly formats = new AnswerFormats();
   private readonly modelsByName = new Map<string, ModelConfig>();
   private readonly seriesByModel = new Map<string, ModelSeries>();
@@ -233,7 +240,7 @@ export class ChatOrchestrator {
       throw upstreamUnavailable(plan.model.id, reason, fleet.retryAfterSeconds());
     }
     const { deadlineMs, maxRounds } = this.deps.config.chat;
-    assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
+    assertNoNameConflict(plan.clientTools, this.offerFor(plan.toolScope).functionsFor(this.toolsFor(plan.toolScope)));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
     const conversation =
       plan.history || plan.instructions ? [...(plan.instructions ?? []), ...(plan.history ?? []), ...restored] : restored;
@@ -293,13 +300,30 @@ export class ChatOrchestrator {
     }
   }
 
+  /** The gateway's tools a chat of this scope offers (the same array until the tools change). */
+  private toolsFor(scope: ToolScope | undefined): ToolInfo[] {
+    const all = this.deps.tools.listTools();
+    return scope ? scope.filter(all) : all;
+  }
+
+  private offerFor(scope: ToolScope | undefined): ToolOffer {
+    if (!scope) return this.offer;
+    let offer = this.scopedOffers.get(scope);
+    if (!offer) {
+      offer = new ToolOffer();
+      this.scopedOffers.set(scope, offer);
+    }
+    return offer;
+  }
+
   /** The chat's state before its first call: the preamble added, the gateway's tools and the client's functions offered, nothing spent. */
   private startChat(plan: ChatPlan, fleet: Fleet, conversation: UpstreamMessage[], sink: ChatSink): ChatRun {
-    const gatewayTools = this.offer.functionsFor(this.deps.tools.listTools());
+    const offer = this.offerFor(plan.toolScope);
+    const gatewayTools = offer.functionsFor(this.toolsFor(plan.toolScope));
     const clientFunctions = plan.clientTools.functions;
     const enabled = toolsEnabled(plan.clientTools);
     const tools = !enabled ? [] : clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;
-    const toolsChars = !enabled ? 0 : this.offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0);
+    const toolsChars = !enabled ? 0 : offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0);
     const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversation];
     return {
       plan,
@@ -307,7 +331,7 @@ export class ChatOrchestrator {
       // The client's messages alone (not the preamble, instructions or kept rounds), and only when there is a choice to make.
       key: fleet.several ? conversationKey(plan.wallet, plan.history, plan.messages) : undefined,
       answeredBy: [],
-      billing: this.deps.charger.begin(plan.wallet),
+      billing: this.deps.charger.begin(plan.key === undefined ? { wallet: plan.wallet } : { wallet: plan.wallet, key: plan.key }),
       tools,
       // The config holds maxOutputTokens to OUTPUT_TOKEN_CEILING; the client can only lower it.
       maxOut: Math.min(plan.maxTokens ?? Infinity, fleet.maxOutputTokens),
@@ -515,6 +539,7 @@ export class ChatOrchestrator {
     const results = await runToolRound(round.run, {
       round: chat.toolRounds,
       runner: this.deps.tools,
+      scope: chat.plan.toolScope,
       concurrency: config.chat.toolConcurrency,
       maxChars: config.chat.toolResultMaxChars,
       signal: abort.signal,

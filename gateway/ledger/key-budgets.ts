@@ -94,3 +94,17 @@ export function settleable(limits: KeyLimits, spend: KeySpend, cost: number, hel
   if (limits.maxCredits !== null) charged = Math.min(charged, Math.max(0, limits.maxCredits - spend.spent));
   return charged;
 }
+
+/**
+ * The limits the key cache (keys/api-keys.ts) holds beside a key's record: undefined when the key
+ * carries none.
+ *
+ * @example
+ *   new ApiKeys(store, { limitsOf: limitsFrom(ledger) })
+ */
+export function limitsFrom(ledger: { keyUsage(keyIds: string[]): Promise<Map<string, KeyUsage>> }) {
+  return async (keyId: string): Promise<KeyLimits | undefined> => {
+    const limits = (await ledger.keyUsage([keyId])).get(keyId)?.limits;
+    return limits && hasAnyLimit(limits) ? limits : undefined;
+  };
+}
