@@ -177,7 +177,8 @@ class LedgerCharge implements Charge {
   private readonly saw = (settlement: Settlement): Settlement => {
     this.hints.report(this.wallet, settlement.remaining);
     if (this.keyHint && settlement.keyRemaining !== undefined) this.hints.report(this.keyHint, settlement.keyRemaining);
-    return settlement;
+    // What the key may still spend is for the hints, not for the answer the client reads.
+    return { charged: settlement.charged, remaining: settlement.remaining };
   };
 
   private endClaim(): void {

@@ -73,7 +73,8 @@ const ROWS_PER_STATEMENT = 500;
 
 const count = z.number().int().nonnegative();
 const storedWalletSchema = z.object({ credits: count, total_deposited: count, total_spent: count });
-const storedLimitsSchema = z.object({
+/** A key's limits as ledger_key_limits keeps them (JSON; also read by the migrate-to-postgres CLI). */
+export const storedLimitsSchema = z.object({
   maxCredits: count.nullable(),
   maxCreditsPerDay: count.nullable(),
   expiresAt: z.number().int().nullable(),
@@ -394,7 +395,13 @@ export class EmbeddedLedger implements Ledger {
     for (const id of keyIds) {
       const state = await this.keyState(id);
       if (!state) continue;
-      out.set(id, { keyId: id, wallet: state.wallet, limits: state.limits, spent: state.spend.spent, spentToday: spentToday(state.spend, now) });
+      out.set(id, {
+        keyId: id,
+        wallet: state.wallet,
+        limits: state.limits,
+        spent: state.spend.spent,
+        spentToday: spentToday(state.spend, now),
+      });
     }
     return out;
   }
@@ -599,7 +606,14 @@ export class EmbeddedLedger implements Ledger {
         ...chunks(keys).map((rows) => ({
           sql: `INSERT OR REPLACE INTO ledger_key_limits (key_id, wallet, limits, spent, day, day_spent)
              VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
-          params: rows.flatMap((key) => [key.id, key.wallet, JSON.stringify(key.limits), key.spend.spent, key.spend.day, key.spend.daySpent]),
+          params: rows.flatMap((key) => [
+            key.id,
+            key.wallet,
+            JSON.stringify(key.limits),
+            key.spend.spent,
+            key.spend.day,
+            key.spend.daySpent,
+          ]),
         })),
       ];
       // One statement is a transaction of its own: the common case (charges only) is one round trip.
