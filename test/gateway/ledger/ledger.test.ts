@@ -3,6 +3,7 @@
  * release semantics, idempotent grants over the admin API, reservation expiry (timer and on
  * access), survival across a restart, and the charging helper.
  */
+import { NO_KEY_LIMITS } from '../../../gateway/ledger/key-budgets.js';
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -280,6 +281,39 @@ describe('charging helper', () => {
     assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 10, total_spent: 5 });
     const unused = ledgerCharger(gw.ledger).begin({ wallet });
     assert.equal(await unused.settle(3), undefined, 'nothing held, nothing charged');
+  });
+
+  test("with a key: the shortcuts wait until the key's remaining is known, then count min(wallet, key), and a settle never passes its cap", async () => {
+    const wallet = '0x' + '6'.repeat(40);
+    await gw.ledger.grant(wallet, 1_000);
+    const unlimited = ledgerCharger(gw.ledger).begin({ wallet });
+    await unlimited.cover(1);
+    await unlimited.settle(1); // the wallet's balance is now known: 999
+    const keyId = 'key_shortcuts';
+    await gw.ledger.setKeyLimits({ keyId, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 10 } });
+    const charger = ledgerCharger(gw.ledger);
+    charger.begin({ wallet }).claimRunAhead(1); // (learns nothing of the key)
+    const first = charger.begin({ wallet, key: keyId });
+    assert.equal(first.claimRunAhead(1), false, "the key's remaining is not known yet");
+    assert.equal(first.claimChargeAtEnd(1), false);
+    await first.cover(2);
+    assert.deepEqual(await first.settle(2), { charged: 2, remaining: 997 }, 'the answer carries no key field');
+    assert.equal(charger.begin({ wallet, key: keyId }).claimRunAhead(5), false, '8 left of the key does not cover 2 × 5');
+    const atEnd = charger.begin({ wallet, key: keyId });
+    assert.equal(atEnd.claimChargeAtEnd(4), true, '8 left covers 2 × 4');
+    assert.equal(charger.begin({ wallet, key: keyId }).claimRunAhead(3), false, 'the claim counts against the key');
+    assert.equal(charger.begin({ wallet }).claimRunAhead(100), true, 'the wallet alone has plenty');
+    // Other work spends the key meanwhile: the charge at the end takes only what the key has left.
+    await gw.ledger.charge(wallet, 6, keyId);
+    assert.deepEqual(await atEnd.settle(4), { charged: 2, remaining: 989 });
+    assert.equal((await gw.ledger.keyUsage([keyId])).get(keyId)?.spent, 10);
+    await assert.rejects(
+      withCharge(charger, { wallet, key: keyId }, 1, async () => ({ result: 1, cost: 1 })),
+      {
+        status: 402,
+        code: 'key_budget_exhausted',
+      },
+    );
   });
 
   test('a charge may run ahead of its first hold only when the balance last seen covers it twice over, and each run counts', async () => {
