@@ -21,7 +21,10 @@ const credits = z.number().int('must be a whole number').nonnegative('must not b
 /** The limit fields of a request body; absent: unchanged (or none, when minting); null: removed. */
 export const limitFields = {
   max_credits: credits.nullable().optional().meta({ description: 'Credits the key may spend in its lifetime' }),
-  max_credits_per_day: credits.nullable().optional().meta({ description: 'Credits the key may spend per UTC day (the day of each charge)' }),
+  max_credits_per_day: credits
+    .nullable()
+    .optional()
+    .meta({ description: 'Credits the key may spend per UTC day (the day of each charge)' }),
   expires_at: z.iso
     .datetime({ offset: true })
     .nullable()

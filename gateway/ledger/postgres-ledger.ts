@@ -202,9 +202,7 @@ export class PostgresLedger implements Ledger {
   async keyUsage(keyIds: string[]): Promise<Map<string, KeyUsage>> {
     const out = new Map<string, KeyUsage>();
     if (keyIds.length === 0) return out;
-    const rows = await guarded(
-      () => this.sql<KeyLimitsDbRow[]>`select * from key_limits where key_id = any(${keyIds}::text[])`,
-    );
+    const rows = await guarded(() => this.sql<KeyLimitsDbRow[]>`select * from key_limits where key_id = any(${keyIds}::text[])`);
     const now = this.now();
     for (const row of rows) {
       out.set(row.key_id, {

@@ -91,7 +91,10 @@ export async function openDataDirStores(options: DataDirOptions): Promise<DataDi
     opened.push(sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {})));
     return {
       ledger,
-      apiKeys: new ApiKeys<KeyLimits>(new KeyvKeyStore(keysFile.keys), { onTouchError: options.onTouchError, limitsOf: limitsFrom(ledger) }),
+      apiKeys: new ApiKeys<KeyLimits>(new KeyvKeyStore(keysFile.keys), {
+        onTouchError: options.onTouchError,
+        limitsOf: limitsFrom(ledger),
+      }),
       siwe: new SiweVerifier({
         publicUrl: options.publicUrl,
         chain: options.siweChain,

@@ -20,11 +20,7 @@ import type { X402Payments } from '../../x402/payments.js';
 import { encodeHeader, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER } from '../../x402/wire.js';
 import { callerWallet } from './wallet.js';
 
-export function x402Payment(
-  payments: X402Payments,
-  publicUrl: string,
-  beforePaying: Array<(ctx: Context) => void | Promise<void>> = [],
-) {
+export function x402Payment(payments: X402Payments, publicUrl: string, beforePaying: Array<(ctx: Context) => void | Promise<void>> = []) {
   return async function payOn402(ctx: Context, next: Next): Promise<void> {
     const resourceUrl = `${publicUrl}${ctx.path}`;
     const header = ctx.get(PAYMENT_SIGNATURE_HEADER);
