@@ -10,7 +10,9 @@
  * null: no credit cap or no key row). A reserve or charge checks and takes from the wallet and the
  * key under both row locks (wallets first, in address order, then keys, in id order: every path
  * takes them in that order); a settle never takes a key past a cap. Everything else is migration
- * 11's body unchanged. `ledger_extend` checks the hold's key the same way.
+ * 11's body unchanged. `ledger_extend` checks the hold's key the same way. The six-argument
+ * `ledger_batch` stays for an instance still running the previous release during a rolling
+ * upgrade (it knows no keys, so it enforces no key budget: limits are set through new instances).
  */
 export const name = 'key-limits';
 
@@ -51,8 +53,6 @@ create function key_spend_locked(k text, charged bigint, now_ms bigint) returns 
     day = (now_ms / 86400000)
   where x.key_id = k returning x.*
 $f$;
-
-drop function ledger_batch(text[], text[], text[], bigint[], bigint, bigint);
 
 create function ledger_batch(kinds text[], wallets text[], ids text[], amounts bigint[], keys text[], now_ms bigint, expires_at bigint)
   returns table (ok boolean, charged bigint, credits bigint, refusal text, key_remaining bigint) language plpgsql as $$
