@@ -289,8 +289,9 @@ export class EmbeddedLedger implements Ledger {
 
   async reserve(wallet: string, amount: number, key?: string): Promise<Reservation> {
     positiveInteger(amount, 'amount');
-    const state = await this.state(wallet);
+    // The key first: nothing may await between reading the wallet's state and changing it.
     const keyState = key === undefined ? undefined : await this.keyState(key);
+    const state = await this.state(wallet);
     // From here to the return nothing awaits: wallet and key change in one step.
     this.sweep(state);
     if (keyState) this.checkKey(keyState, amount);
@@ -349,8 +350,9 @@ export class EmbeddedLedger implements Ledger {
 
   async charge(wallet: string, amount: number, key?: string): Promise<Settlement> {
     nonNegativeInteger(amount, 'amount');
-    const state = await this.state(wallet);
+    // The key first: nothing may await between reading the wallet's state and changing it.
     const keyState = key === undefined ? undefined : await this.keyState(key);
+    const state = await this.state(wallet);
     this.sweep(state);
     if (keyState) this.checkKey(keyState, amount);
     if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
