@@ -245,6 +245,14 @@ describe('key limits (embedded, credits on)', () => {
       body: { model: 'conductor', input: 'x' },
     });
     assert.equal(errorOf(responses).code, 'model_not_allowed');
+    const messages = await call(`${gateway.url}/v1/messages`, {
+      method: 'POST',
+      headers: authHeaders(key, wallet),
+      body: { model: 'conductor', max_tokens: 16, messages: [{ role: 'user', content: 'x' }] },
+    });
+    assert.equal(messages.status, 403, JSON.stringify(messages.body));
+    assert.equal(messages.body.type, 'error', "in the Messages API's own shape");
+    assert.match(messages.body.error.message, /may not use the model/);
     assert.equal(upstream.requests.length, requests, 'nothing went upstream');
     upstream.script({ text: 'fine' });
     const allowed = await call(`${gateway.url}/v1/chat/completions`, {
