@@ -1,7 +1,8 @@
 /**
  * Chat overhead of Switchyard against the floor, in one run, against a zero-latency upstream:
  *   (a) the upstream directly, (b) a bare Koa + undici proxy (bench/bare-proxy.ts), (c) Switchyard
- *   with no tool servers (free mode), (c+) Switchyard with credits on, and a one-tool-round chat.
+ *   with no tool servers (free mode), (c+) Switchyard with credits on, (c+k) the same gateway with a
+ *   key that carries a credit cap (each charge takes from the key's budget too), and a one-tool-round chat.
  * For each: req/s and p50/p99 at 1 connection (a sequential keep-alive loop timed with hrtime, for
  * sub-millisecond latencies) and at 50 connections (autocannon) with the server's CPU per request
  * (in all, and on its main thread: the rest is mostly V8's garbage-collection helpers), plus the
@@ -171,6 +172,7 @@ async function startGateway(upstream: string, mode: 'free' | 'credits' | 'tools'
     });
     if (!granted.ok) throw new Error(`grant: ${granted.status}`);
     info.key = await mintKey(url);
+    info.cappedKey = await mintKey(url, { max_credits: 1_000_000_000 });
   }
   return { child: proc, info };
 }
@@ -188,7 +190,7 @@ function startFlags(): string[] {
 }
 
 /** A key for WALLET through the public API: nonce, SIWE message signed by a development key, POST. */
-async function mintKey(url: string): Promise<string> {
+async function mintKey(url: string, limits: Record<string, unknown> = {}): Promise<string> {
   const account = privateKeyToAccount(BENCH_PRIVATE_KEY);
   const headers = { 'x-wallet-address': account.address, 'content-type': 'application/json' };
   const { nonce, domain, uri } = (await (await fetch(`${url}/auth/nonce`, { headers })).json()) as Record<string, string>;
@@ -206,7 +208,7 @@ async function mintKey(url: string): Promise<string> {
   const minted = await fetch(`${url}/auth/api-keys`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ name: 'bench', message, signature }),
+    body: JSON.stringify({ name: 'bench', message, signature, ...limits }),
   });
   if (!minted.ok) throw new Error(`mint: ${minted.status} ${await minted.text()}`);
   return ((await minted.json()) as { key: string }).key;
@@ -444,8 +446,16 @@ async function main(): Promise<void> {
       );
     }
     targets.push({ name: '(o) Switchyard, tracing on', url: traced.info.url, headers: json, content: say });
+    // Last, so the indexes above stay: the credits-on gateway again, with the capped key.
+    const capped: Target = {
+      name: '(c+k) credits on, capped key',
+      url: credits.info.url,
+      headers: { ...json, authorization: `Bearer ${credits.info.cappedKey}` },
+      content: say,
+    };
+    targets.push(capped);
     const toolRound = targets[4];
-    const processes = new Map<string, ChildProcess>(targets.map((t, i) => [t.name, children[i].child]));
+    const processes = new Map<string, ChildProcess>(targets.map((t, i) => [t.name, t === capped ? credits.child : children[i].child]));
     for (const target of targets) await sequential(target, false, 0.5); // warm-up: JIT, sockets, caches
     const idle = new Map(targets.map((t) => [t.name, rssMb(processes.get(t.name)!.pid!)]));
     const peaks = new Map(targets.map((t) => [t.name, idle.get(t.name)!]));
@@ -532,6 +542,12 @@ async function main(): Promise<void> {
     );
     console.log(`  added p50 @1: ${signed(paid.p50_1 - freeMode.p50_1)} ms over free mode (target ≤ 0.15)`);
     console.log(`  streaming TTFB: ${signed(paid.ttfb - freeMode.ttfb)} ms over free mode`);
+    const cappedFigures = figures.get(capped.name)!;
+    console.log(`\n${capped.name} against credits on (c+) of this run`);
+    console.log(
+      `  throughput @50: ${(cappedFigures.rps50 / paid.rps50).toFixed(2)} × (c+); CPU per request ${(cappedFigures.cpu50 / paid.cpu50).toFixed(2)} ×; ` +
+        `added p50 @1: ${signed(cappedFigures.p50_1 - paid.p50_1)} ms`,
+    );
     const t = figures.get(toolRound.name)!;
     const tracedFigures = figures.get(targets.at(-1)!.name)!;
     const tracing = (

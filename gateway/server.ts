@@ -1,3 +1,4 @@
+import type { KeyLimits } from './ledger/key-budgets.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
@@ -39,7 +40,7 @@ export interface RunningGateway {
   /** The credit ledger, for chat/tool charging and tests (SQLite in DATA_DIR, or PostgreSQL in cluster mode). */
   ledger: Ledger;
   /** API keys (tests mint keys here without a SIWE round trip). */
-  apiKeys: ApiKeys;
+  apiKeys: ApiKeys<KeyLimits>;
   /** The embedded API keys' file (probed by /health; tests make it fail); undefined in cluster mode. */
   store: KeyvStore | undefined;
   /** Aborted when shutdown's grace period is over and in-flight work is being cut off. */

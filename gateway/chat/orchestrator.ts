@@ -19,7 +19,8 @@
 import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ToolRunner } from '../tools/types.js';
+import type { ToolInfo, ToolRunner } from '../tools/types.js';
+import type { ToolScope } from '../tools/tool-scope.js';
 import type { Charge, Charger } from '../ledger/charging.js';
 import { echoed, InsufficientCredits, NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from '../pricing.js';
@@ -93,6 +94,10 @@ export interface ChatPlan {
   maxTokens?: number;
   sampling: Pick<UpstreamChatParams, 'temperature' | 'top_p' | 'stop' | 'seed' | 'user'>;
   wallet: string;
+  /** The API key the request came with: its budgets are charged with the wallet. */
+  key?: string;
+  /** The gateway tools the key may use (offered to the model, and run); absent: every tool. Client functions are never scoped. */
+  toolScope?: ToolScope;
   /** The answer format (`answerFormat` compiles it); plain text when absent. */
   format?: AnswerFormat;
   /** The request's span: the chat's `invoke_agent` span goes under it (none: not traced). */
@@ -212,6 +217,8 @@ interface ChatRun {
 
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
+  /** One offer per key scope, so a scoped key's chats reuse one built and measured offer. */
+  private readonly scopedOffers = new WeakMap<ToolScope, ToolOffer>();
   private readonly formats = new AnswerFormats();
   private readonly modelsByName = new Map<string, ModelConfig>();
   private readonly seriesByModel = new Map<string, ModelSeries>();
@@ -258,7 +265,7 @@ export class ChatOrchestrator {
       throw upstreamUnavailable(plan.model.id, reason, fleet.retryAfterSeconds());
     }
     const { deadlineMs, maxRounds } = this.deps.config.chat;
-    assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
+    assertNoNameConflict(plan.clientTools, this.offerFor(plan.toolScope).functionsFor(this.toolsFor(plan.toolScope)));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
     const span = (plan.trace ?? NO_SPAN).child('invoke_agent switchyard', 'internal', {
       [GEN_AI_OPERATION_NAME]: 'invoke_agent',
@@ -334,6 +341,23 @@ export class ChatOrchestrator {
     return granted;
   }
 
+  /** The gateway's tools a chat of this scope offers (the same array until the tools change). */
+  private toolsFor(scope: ToolScope | undefined): ToolInfo[] {
+    const all = this.deps.tools.listTools();
+    return scope ? scope.filter(all) : all;
+  }
+
+  /** One offer per key scope: a scoped key's chats reuse one built and measured offer. */
+  private offerFor(scope: ToolScope | undefined): ToolOffer {
+    if (!scope) return this.offer;
+    let offer = this.scopedOffers.get(scope);
+    if (!offer) {
+      offer = new ToolOffer();
+      this.scopedOffers.set(scope, offer);
+    }
+    return offer;
+  }
+
   /**
    * The prompt tokens the first upstream call of `plan` would carry, estimated as the loop
    * estimates before each call (ceil(characters / 4)): the preamble, instructions, history, the
@@ -341,19 +365,20 @@ export class ChatOrchestrator {
    * Checks the client's tools as `run` does; nothing is spent and no upstream is called.
    */
   async estimatePromptTokens(plan: ChatPlan): Promise<number> {
-    assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
+    assertNoNameConflict(plan.clientTools, this.offerFor(plan.toolScope).functionsFor(this.toolsFor(plan.toolScope)));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
     const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversationOf(plan, restored)];
     return new TokenTally(this.toolsOffered(plan).toolsChars, messages).promptTokens();
   }
 
-  /** The tools a chat offers (none when the client turned them off) and the length of their JSON. */
+  /** The tools a chat offers (none when the client turned them off; the gateway's only those its key may use) and the length of their JSON. */
   private toolsOffered(plan: ChatPlan): { tools: FunctionTool[]; toolsChars: number } {
     if (!toolsEnabled(plan.clientTools)) return { tools: [], toolsChars: 0 };
-    const gatewayTools = this.offer.functionsFor(this.deps.tools.listTools());
+    const offer = this.offerFor(plan.toolScope);
+    const gatewayTools = offer.functionsFor(this.toolsFor(plan.toolScope));
     const clientFunctions = plan.clientTools.functions;
     const tools = clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;
-    const toolsChars = tools.length ? this.offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0) : 0;
+    const toolsChars = tools.length ? offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0) : 0;
     return { tools, toolsChars };
   }
 
@@ -368,7 +393,7 @@ export class ChatOrchestrator {
       // The client's messages alone (not the preamble, instructions or kept rounds), and only when there is a choice to make.
       key: fleet.several ? conversationKey(plan.wallet, plan.history, plan.messages) : undefined,
       answeredBy: [],
-      billing: this.deps.charger.begin(plan.wallet),
+      billing: this.deps.charger.begin(plan.key === undefined ? { wallet: plan.wallet } : { wallet: plan.wallet, key: plan.key }),
       tools,
       // The config holds maxOutputTokens to OUTPUT_TOKEN_CEILING; the client can only lower it.
       maxOut: Math.min(plan.maxTokens ?? Infinity, fleet.maxOutputTokens),
@@ -597,6 +622,7 @@ export class ChatOrchestrator {
     const results = await runToolRound(round.run, {
       round: chat.toolRounds,
       runner: this.deps.tools,
+      scope: chat.plan.toolScope,
       concurrency: config.chat.toolConcurrency,
       maxChars: config.chat.toolResultMaxChars,
       signal: abort.signal,

@@ -4,6 +4,7 @@
  */
 import type { GatewayError } from '../errors.js';
 import type { TraceSpan } from '../tracing/trace-span.js';
+import type { KeyLimits } from '../ledger/key-budgets.js';
 
 export interface GatewayState {
   /** Set by request-context (outermost): echoed in `x-request-id` and every log line. */
@@ -11,7 +12,7 @@ export interface GatewayState {
   /** The caller's wallet, lower case; set by `requireWallet` (read it with `callerWallet`). */
   wallet?: string;
   /** The presented key, set by `authenticate` when one was sent. */
-  apiKey?: { id: string; verified: boolean };
+  apiKey?: { id: string; verified: boolean; limits?: KeyLimits };
   /** The error that answered the request, for the request log (a 5xx's detail goes only there). */
   error?: GatewayError;
   /** A chat of a model with several deployments: those whose answers it used, for the request log (never the body). */

@@ -41,7 +41,7 @@ export interface McpServerDeps extends ToolCallDeps {
  */
 export function createMcpServer(deps: McpServerDeps, caller: McpCaller): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: deps.validator });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: deps.listing.tools() }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: deps.listing.tools(caller.scope) }));
   server.setRequestHandler(toolsCallEnvelope, (request, extra) => {
     const { params } = CallToolRequestSchema.parse(request);
     return runToolCall(deps, caller, {

@@ -27,6 +27,8 @@ import {
   MCP_METHOD_NAME,
   NETWORK_TRANSPORT,
 } from '../../../telemetry/semconv.js';
+import type { ToolScope } from '../../tools/tool-scope.js';
+import { toolNotAllowed } from '../key-scope.js';
 
 /** What every call shares: built once, when the route is registered. */
 export interface ToolCallDeps {
@@ -42,6 +44,10 @@ export interface ToolCallDeps {
 /** Who is calling, as the guard left it on `ctx.state`, and how the request ends. */
 export interface McpCaller {
   wallet: string;
+  /** The API key the request came with: its budgets are charged too. */
+  key?: string;
+  /** The tools the key may use; absent: every tool. */
+  scope?: ToolScope;
   /** The HTTP request's id, for the per-call log line. */
   requestId: string;
   /** Aborted when the client closes the connection before the answer is written. */
@@ -77,13 +83,15 @@ export async function runToolCall(deps: ToolCallDeps, caller: McpCaller, call: T
   );
   try {
     if (!deps.listing.offers(call.name)) throw toolNotFound(call.name);
+    if (caller.scope && !caller.scope.allowsName(call.name, deps.tools.listTools())) throw toolNotAllowed(call.name);
     const { signal } = running;
-    const result = await withCharge(deps.charger, caller.wallet, TOOL_EXECUTION_CREDITS, async () => ({
+    const payer = caller.key === undefined ? { wallet: caller.wallet } : { wallet: caller.wallet, key: caller.key };
+    const result = await withCharge(deps.charger, payer, TOOL_EXECUTION_CREDITS, async () => ({
       result: await deps.tools.callTool(call.name, call.args, { signal, trace: span }),
       cost: TOOL_EXECUTION_CREDITS,
     }));
     logCall(deps.logger, caller, call.name, started, 'ok');
-    return toolResult(call.name === LIST_TOOLS_NAME ? deps.listing.onlyOffered(result as ListToolsResult) : result);
+    return toolResult(call.name === LIST_TOOLS_NAME ? deps.listing.onlyOffered(result as ListToolsResult, caller.scope) : result);
   } catch (thrown) {
     const error = toGatewayError(thrown);
     // Every failure is answered as an isError result: `tool_error` by the MCP conventions.

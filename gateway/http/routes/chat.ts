@@ -21,6 +21,7 @@ import { setCreditHeaders } from '../credit-headers.js';
 import { z } from 'zod';
 import { errorObjectSchema, type RouteDoc } from '../openapi/route-doc.js';
 import { x402RouteDocs } from '../middleware/x402-payment.js';
+import { assertModelAllowed, keyOfPlan } from '../key-scope.js';
 
 export function registerChatRoutes(router: Router, guards: Middleware[], orchestrator: ChatOrchestrator): void {
   const ids = completionIds();
@@ -28,6 +29,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
     const request = parseChatRequest(ctx.request.body);
     const format = request.format && orchestrator.answerFormat(request.format, 'response_format');
     const model = orchestrator.resolveModel(request.model);
+    assertModelAllowed(ctx, model.id);
     const plan: ChatPlan = {
       model,
       messages: request.messages,
@@ -35,6 +37,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
       maxTokens: request.maxTokens,
       sampling: request.sampling,
       wallet: callerWallet(ctx),
+      ...keyOfPlan(ctx),
       ...(format ? { format } : {}),
       trace: traceOf(ctx),
     };
