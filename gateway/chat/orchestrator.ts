@@ -20,7 +20,7 @@ import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ToolRunner } from '../tools/types.js';
-import type { Charge, Charger } from '../ledger/charging.js';
+import type { Charge, ChargeOrigin, Charger, UsageDetail } from '../ledger/charging.js';
 import { echoed, InsufficientCredits, NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from '../pricing.js';
 import { AnswerText } from './answer-text.js';
@@ -76,6 +76,8 @@ export interface ChatPlan {
   wallet: string;
   /** The answer format (`answerFormat` compiles it); plain text when absent. */
   format?: AnswerFormat;
+  /** The request this chat bills, for its usage record (the model is added here). */
+  origin: Omit<ChargeOrigin, 'model'>;
 }
 
 /** Where the loop reports progress; the streaming route turns these into SSE. */
@@ -307,7 +309,7 @@ export class ChatOrchestrator {
       // The client's messages alone (not the preamble, instructions or kept rounds), and only when there is a choice to make.
       key: fleet.several ? conversationKey(plan.wallet, plan.history, plan.messages) : undefined,
       answeredBy: [],
-      billing: this.deps.charger.begin(plan.wallet),
+      billing: this.deps.charger.begin(plan.wallet, { ...plan.origin, model: plan.model.id }),
       tools,
       // The config holds maxOutputTokens to OUTPUT_TOKEN_CEILING; the client can only lower it.
       maxOut: Math.min(plan.maxTokens ?? Infinity, fleet.maxOutputTokens),
@@ -544,7 +546,7 @@ export class ChatOrchestrator {
     if (chat.tally.estimated) {
       this.deps.logger.info({ model: modelId, usage }, 'upstream reported no usage: tokens estimated as ceil(characters / 4)');
     }
-    const credits = await chat.billing.settle(chatCost(usage));
+    const credits = await chat.billing.settle(chatCost(usage), usedBy(chat, usage));
     const series = this.seriesOf(modelId);
     series.rounds.observe(chat.toolRounds);
     series.promptTokens.inc(usage.prompt_tokens);
@@ -607,7 +609,7 @@ export class ChatOrchestrator {
     try {
       if (consumed.prompt_tokens + consumed.completion_tokens === 0) await chat.billing.release();
       else {
-        const credits = await chat.billing.settle(chatCost(consumed));
+        const credits = await chat.billing.settle(chatCost(consumed), usedBy(chat, consumed));
         if (credits) this.seriesOf(modelId).credits.inc(credits.charged);
       }
     } catch (err) {
@@ -623,6 +625,13 @@ export class ChatOrchestrator {
       this.deps.logger.error({ err, model: modelId }, 'settling a failed chat failed');
     }
   }
+}
+
+/** A chat's usage record: every gateway tool that ran (failed runs too), and the tokens it pays for. */
+function usedBy(chat: ChatRun, tokens: Pick<Usage, 'prompt_tokens' | 'completion_tokens'>): UsageDetail {
+  const tools: Record<string, number> = {};
+  for (const entry of chat.trace) tools[entry.tool] = (tools[entry.tool] ?? 0) + 1;
+  return { tools, promptTokens: tokens.prompt_tokens, completionTokens: tokens.completion_tokens };
 }
 
 /** Under a JSON format a call's text is not shown as it streams: the round's text (`AssembledRound.text`) is the candidate. */

@@ -9,12 +9,19 @@
  * hold back when the work failed. Work whose result is given only after it settles may instead
  * hold nothing and be charged in one step at the end (`claimChargeAtEnd`).
  *
+ * Every charge knows what it bills (its `ChargeOrigin`, given to `begin`) and what was used (the
+ * `UsageDetail` given to `settle`): the step that takes the credits writes the request's one
+ * usage record in its commit, however many steps the charge took.
+ *
  * @example
- *   const result = await withCharge(charger, wallet, 1, async () => ({ result: await runTool(), cost: 1 }))
+ *   const result = await withCharge(charger, wallet, origin, 1, async () => ({ result: await runTool(), cost: 1 }))
  */
 import { InsufficientCredits, ReservationClosed } from '../errors.js';
 import { BalanceHints } from './balance-hints.js';
 import type { Ledger, Reservation, Settlement } from './ledger.js';
+import type { ChargeOrigin, SpendUsage, UsageDetail } from './usage.js';
+
+export type { ChargeOrigin, UsageDetail };
 
 export interface Charge {
   /**
@@ -28,9 +35,9 @@ export interface Charge {
    * nothing was held (free mode, or the work never started). A hold that expired while the work
    * ran is charged from a fresh hold of what the wallet still has, so late work is not free and
    * the balance never goes below zero. After claimChargeAtEnd with nothing held: the cost in one
-   * step (see there).
+   * step (see there). `usage` (what was used) goes in the request's usage record; none: no tools, no tokens.
    */
-  settle(cost: number): Promise<Settlement | undefined>;
+  settle(cost: number, usage?: UsageDetail): Promise<Settlement | undefined>;
   /** Give every held credit back, unless already settled (a failed release is left to the TTL). */
   release(): Promise<void>;
   /**
@@ -53,9 +60,9 @@ export interface Charge {
   claimChargeAtEnd(credits: number): boolean;
 }
 
-/** Opens one charge per piece of work; holds nothing until the charge's first `cover`. */
+/** Opens one charge per piece of work (`origin`: the request it bills); holds nothing until the charge's first `cover`. */
 export interface Charger {
-  begin(wallet: string): Charge;
+  begin(wallet: string, origin: ChargeOrigin): Charge;
 }
 
 const FREE_CHARGE: Charge = {
@@ -73,7 +80,7 @@ export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
 /** Credits on: every charge goes through `ledger`. */
 export function ledgerCharger(ledger: Ledger): Charger {
   const hints = new BalanceHints();
-  return { begin: (wallet) => new LedgerCharge(ledger, wallet, hints) };
+  return { begin: (wallet, origin) => new LedgerCharge(ledger, wallet, origin, hints) };
 }
 
 class LedgerCharge implements Charge {
@@ -88,6 +95,7 @@ class LedgerCharge implements Charge {
   constructor(
     private readonly ledger: Ledger,
     private readonly wallet: string,
+    private readonly origin: ChargeOrigin,
     private readonly hints: BalanceHints,
   ) {}
 
@@ -131,18 +139,19 @@ class LedgerCharge implements Charge {
     }
   }
 
-  settle(cost: number): Promise<Settlement | undefined> {
+  settle(cost: number, detail: UsageDetail = NOTHING_USED): Promise<Settlement | undefined> {
     if (this.closed) return this.closed;
     const reservation = this.reservation;
-    if (!reservation && this.atEnd) return this.chargeAtEnd(cost);
+    const usage: SpendUsage = { ...this.origin, ...detail };
+    if (!reservation && this.atEnd) return this.chargeAtEnd(cost, usage);
     this.endClaim();
-    this.closed = reservation ? settleOrRecharge(this.ledger, reservation, cost).then(this.saw) : Promise.resolve(undefined);
+    this.closed = reservation ? settleOrRecharge(this.ledger, reservation, cost, usage).then(this.saw) : Promise.resolve(undefined);
     return this.closed;
   }
 
   /** The one step of a charge claimed at the end; a wallet left with nothing closes it with nothing charged. */
-  private chargeAtEnd(cost: number): Promise<Settlement> {
-    const charged = chargeWhatIsLeft(this.ledger, this.wallet, cost)
+  private chargeAtEnd(cost: number, usage: SpendUsage): Promise<Settlement> {
+    const charged = chargeWhatIsLeft(this.ledger, this.wallet, cost, usage)
       .then(this.saw, (err: unknown) => {
         if (err instanceof InsufficientCredits) this.hints.report(this.wallet, err.balance);
         throw err;
@@ -176,15 +185,17 @@ class LedgerCharge implements Charge {
   }
 }
 
+const NOTHING_USED: UsageDetail = { tools: {}, promptTokens: 0, completionTokens: 0 };
+
 /**
  * `cost` in one step, or when the wallet is short what it has left (never below zero); a wallet
- * with nothing left is InsufficientCredits.
+ * with nothing left is InsufficientCredits. Only the charge that succeeds writes the record.
  */
-async function chargeWhatIsLeft(ledger: Ledger, wallet: string, cost: number): Promise<Settlement> {
+async function chargeWhatIsLeft(ledger: Ledger, wallet: string, cost: number, usage: SpendUsage): Promise<Settlement> {
   let owed = cost;
   for (;;) {
     try {
-      return await ledger.charge(wallet, owed);
+      return await ledger.charge(wallet, owed, usage);
     } catch (err) {
       // Each refusal names a balance below what it was asked for, so this ends.
       if (!(err instanceof InsufficientCredits) || err.balance === 0) throw err;
@@ -195,13 +206,14 @@ async function chargeWhatIsLeft(ledger: Ledger, wallet: string, cost: number): P
 
 /**
  * Every hold is at least 1 credit, so a positive cost charged 0 means the hold was gone (expired
- * and swept): charge min(cost, held) again in one step, or what is left of the balance.
+ * and swept): charge min(cost, held) again in one step, or what is left of the balance. A settle
+ * that charged 0 wrote no record, so the recharge's is the request's one.
  */
-async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: number): Promise<Settlement> {
-  const settlement = await ledger.settle(reservation, cost);
+async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: number, usage: SpendUsage): Promise<Settlement> {
+  const settlement = await ledger.settle(reservation, cost, usage);
   if (settlement.charged > 0 || cost === 0) return settlement;
   try {
-    return await chargeWhatIsLeft(ledger, reservation.wallet, Math.min(cost, reservation.amount));
+    return await chargeWhatIsLeft(ledger, reservation.wallet, Math.min(cost, reservation.amount), usage);
   } catch (err) {
     // Nothing left: the late work goes uncharged rather than below zero.
     if (err instanceof InsufficientCredits) return settlement;
@@ -219,18 +231,19 @@ async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: 
 export async function withCharge<T>(
   charger: Charger,
   wallet: string,
+  origin: ChargeOrigin,
   credits: number,
-  work: () => Promise<{ result: T; cost: number }>,
+  work: () => Promise<{ result: T; cost: number; usage?: UsageDetail }>,
 ): Promise<T> {
-  const charge = charger.begin(wallet);
+  const charge = charger.begin(wallet, origin);
   if (!charge.claimChargeAtEnd(credits)) await charge.cover(credits);
-  let outcome: { result: T; cost: number };
+  let outcome: { result: T; cost: number; usage?: UsageDetail };
   try {
     outcome = await work();
   } catch (err) {
     await charge.release();
     throw err;
   }
-  await charge.settle(outcome.cost);
+  await charge.settle(outcome.cost, outcome.usage);
   return outcome.result;
 }

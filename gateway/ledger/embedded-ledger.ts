@@ -42,6 +42,7 @@ import { KeyedMutex } from '../keyed-mutex.js';
 import { creditsFor, sameExternalCredit, validateExternalCredit } from './external-credit.js';
 import type { SqliteConnection } from '../storage/sqlite/sqlite-connection.js';
 import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from './ledger.js';
+import { creditRow, spendRow, type SpendUsage, type UsageRow } from './usage.js';
 import { migrateKeyvLedger } from '../storage/legacy/keyv-ledger-migration.js';
 
 /** Settle/release outcomes kept per wallet so a repeat answers the same. */
@@ -72,6 +73,14 @@ const LEDGER_SCHEMA = `
   CREATE TABLE IF NOT EXISTS ledger_remainders (
     wallet TEXT NOT NULL, remainder_key TEXT NOT NULL, units TEXT NOT NULL, PRIMARY KEY (wallet, remainder_key)
   );
+  -- Usage records (usage.ts), written in the commit of the step each records; seq orders a wallet's records of one ms.
+  CREATE TABLE IF NOT EXISTS usage_records (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, wallet TEXT NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL,
+    request_id TEXT, key_id TEXT, model TEXT, tools TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, credits INTEGER NOT NULL, source_id TEXT
+  );
+  CREATE INDEX IF NOT EXISTS usage_records_by_wallet ON usage_records (wallet, at, seq);
+  CREATE INDEX IF NOT EXISTS usage_records_by_age ON usage_records (at);
 `;
 
 export interface EmbeddedLedgerOptions {
@@ -145,6 +154,8 @@ export class EmbeddedLedger implements Ledger {
   /** Outside payments and remainders changed since the last commit started. */
   private dirtyExternals: ExternalRow[] = [];
   private dirtyRemainders = new Map<string, { wallet: string; key: string; units: bigint }>();
+  /** Usage records of the steps since the last commit started: each lands in its step's commit. */
+  private dirtyUsage: UsageRow[] = [];
   /** Outside payments on their way, by source and id: a repeat waits for the first. */
   private readonly crediting = new Map<string, Promise<ExternalCreditResult>>();
   /** One outside payment at a time per (wallet, remainder key): each reads the remainder the last committed. */
@@ -158,6 +169,7 @@ export class EmbeddedLedger implements Ledger {
   private readonly now: () => number;
   private readonly maxWallets: number;
   private readonly nextHoldId = idSequence('res_');
+  private readonly nextUsageId = idSequence('use_');
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -215,6 +227,7 @@ export class EmbeddedLedger implements Ledger {
     if (idempotencyKey === undefined) {
       const state = await this.state(address);
       const balance = addCredits(state, amount);
+      this.recordCredit(address, amount, 'grant', null);
       await this.durable(state);
       return balance;
     }
@@ -252,7 +265,7 @@ export class EmbeddedLedger implements Ledger {
     return { ...reservation, amount: hold.amount };
   }
 
-  async settle(reservation: Reservation, cost: number): Promise<Settlement> {
+  async settle(reservation: Reservation, cost: number, usage?: SpendUsage): Promise<Settlement> {
     nonNegativeInteger(cost, 'cost');
     const state = await this.state(reservation.wallet);
     this.sweep(state);
@@ -266,11 +279,14 @@ export class EmbeddedLedger implements Ledger {
     state.totalSpent += charged;
     this.close(state, reservation.id, charged);
     const remaining = state.credits;
-    if (charged > 0) await this.durable(state);
+    if (charged > 0) {
+      if (usage) this.recordSpend(state.address, charged, usage);
+      await this.durable(state);
+    }
     return { charged, remaining };
   }
 
-  async charge(wallet: string, amount: number): Promise<Settlement> {
+  async charge(wallet: string, amount: number, usage?: SpendUsage): Promise<Settlement> {
     nonNegativeInteger(amount, 'amount');
     const state = await this.state(wallet);
     this.sweep(state);
@@ -278,7 +294,10 @@ export class EmbeddedLedger implements Ledger {
     state.credits -= amount;
     state.totalSpent += amount;
     const remaining = state.credits;
-    if (amount > 0) await this.durable(state);
+    if (amount > 0) {
+      if (usage) this.recordSpend(state.address, amount, usage);
+      await this.durable(state);
+    }
     return { charged: amount, remaining };
   }
 
@@ -345,6 +364,7 @@ export class EmbeddedLedger implements Ledger {
       key: credit.remainderKey,
       units: remainder,
     });
+    this.recordCredit(credit.wallet, credits, credit.source, credit.externalId);
     await this.durable(state);
     return { status: 'credited', credits, remainder, balance };
   }
@@ -360,6 +380,7 @@ export class EmbeddedLedger implements Ledger {
     const record = { wallet: address, amount, result };
     this.grants.set(key, record);
     this.dirtyGrants.set(key, { ...record, at: this.now() });
+    this.recordCredit(address, amount, 'grant', key);
     try {
       await this.durable(state);
     } catch (err) {
@@ -380,6 +401,14 @@ export class EmbeddedLedger implements Ledger {
     return parsed;
   }
 
+  private recordSpend(wallet: string, credits: number, usage: SpendUsage): void {
+    this.dirtyUsage.push(spendRow(this.nextUsageId(), wallet, this.now(), credits, usage));
+  }
+
+  private recordCredit(wallet: string, credits: number, kind: 'grant' | ExternalCredit['source'], sourceId: string | null): void {
+    this.dirtyUsage.push(creditRow(this.nextUsageId(), wallet, this.now(), credits, kind, sourceId));
+  }
+
   /** Answers once a commit holding `state`'s current values has landed. */
   private async durable(state: WalletState): Promise<void> {
     this.dirty.add(state);
@@ -398,6 +427,8 @@ export class EmbeddedLedger implements Ledger {
     const grants = [...this.dirtyGrants];
     const externals = this.dirtyExternals;
     const remainders = [...this.dirtyRemainders.values()];
+    const usage = this.dirtyUsage;
+    this.dirtyUsage = [];
     this.dirty = new Set();
     this.dirtyGrants = new Map();
     this.dirtyExternals = [];
@@ -433,8 +464,26 @@ export class EmbeddedLedger implements Ledger {
           sql: `INSERT OR REPLACE INTO ledger_remainders (wallet, remainder_key, units) VALUES ${rows.map(() => '(?, ?, ?)').join(', ')}`,
           params: rows.flatMap((row) => [row.wallet, row.key, row.units.toString()]),
         })),
+        ...chunks(usage).map((rows) => ({
+          sql: `INSERT INTO usage_records (id, wallet, at, kind, request_id, key_id, model, tools, prompt_tokens, completion_tokens, credits, source_id)
+             VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+          params: rows.flatMap((row) => [
+            row.id,
+            row.wallet,
+            row.at,
+            row.kind,
+            row.request_id,
+            row.key_id,
+            row.model,
+            row.tools,
+            row.prompt_tokens,
+            row.completion_tokens,
+            row.credits,
+            row.source_id,
+          ]),
+        })),
       ];
-      // One statement is a transaction of its own: the common case (charges only) is one round trip.
+      // One statement is a transaction of its own; charges with their records are one transaction of two.
       if (statements.length === 1) await this.db.run(statements[0].sql, statements[0].params);
       else await this.db.transaction(statements);
     } catch (err) {

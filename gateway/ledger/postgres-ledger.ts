@@ -27,7 +27,11 @@ import { ExternalCreditConflict, IdempotencyConflict, InsufficientCredits, Ledge
 import { validateExternalCredit } from './external-credit.js';
 import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from './ledger.js';
 import { guarded, type Sql } from '../storage/postgres/database.js';
-import { LedgerBatches } from './postgres-ledger-batches.js';
+import type { PendingQuery, Row } from 'postgres';
+
+type Fragment = PendingQuery<Row[]>;
+import { LedgerBatches, type SpendRecord } from './postgres-ledger-batches.js';
+import type { CreditKind, SpendUsage } from './usage.js';
 
 export interface PostgresLedgerOptions {
   reservationTtlMs: number;
@@ -57,6 +61,7 @@ export class PostgresLedger implements Ledger {
   private sweeping: Promise<void> | undefined;
   private readonly batches: LedgerBatches;
   private readonly nextHoldId = idSequence('res_');
+  private readonly nextUsageId = idSequence('use_');
 
   constructor(
     private readonly sql: Sql,
@@ -107,10 +112,15 @@ export class PostgresLedger implements Ledger {
   async grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance> {
     positiveInteger(amount, 'amount');
     const address = wallet.toLowerCase();
+    const now = this.now();
+    const key = idempotencyKey ?? null;
+    // The grant and its usage record in one statement (one transaction); a repeat records nothing.
     const [row] = await depositing(
       amount,
       () => this.sql<Array<Omit<Balance, 'address'> & { status: string }>>`
-        select * from ledger_grant(${address}, ${amount}::bigint, ${idempotencyKey ?? null}::text, ${this.now()}::bigint)`,
+        with granted as (select * from ledger_grant(${address}, ${amount}::bigint, ${key}::text, ${now}::bigint)),
+        recorded as (${this.recordCredit(address, now, 'grant', key, this.sql`${amount}::bigint`, this.sql`granted where status = 'granted'`)})
+        select * from granted`,
     );
     if (row.status === 'conflict') throw new IdempotencyConflict();
     return { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent };
@@ -120,11 +130,14 @@ export class PostgresLedger implements Ledger {
     validateExternalCredit(credit);
     const address = credit.wallet.toLowerCase();
     const { source, externalId, units, unitsPerCredit, remainderKey } = credit;
+    const now = this.now();
     const [row] = await depositing(
       Number(units / unitsPerCredit),
       () => this.sql<Array<Omit<Balance, 'address'> & { status: string; added: number; remainder: string }>>`
-        select * from ledger_credit_external(${address}, ${source}, ${externalId}, ${units.toString()}::numeric,
-          ${unitsPerCredit.toString()}::numeric, ${remainderKey}, ${this.now()}::bigint)`,
+        with credited as (select * from ledger_credit_external(${address}, ${source}, ${externalId}, ${units.toString()}::numeric,
+          ${unitsPerCredit.toString()}::numeric, ${remainderKey}, ${now}::bigint)),
+        recorded as (${this.recordCredit(address, now, source, externalId, this.sql`added`, this.sql`credited where status = 'credited'`)})
+        select * from credited`,
     );
     if (row.status === 'conflict') throw new ExternalCreditConflict(source, externalId);
     return {
@@ -158,17 +171,49 @@ export class PostgresLedger implements Ledger {
     return { ...reservation, amount: row.held };
   }
 
-  async settle(reservation: Reservation, cost: number): Promise<Settlement> {
+  async settle(reservation: Reservation, cost: number, usage?: SpendUsage): Promise<Settlement> {
     nonNegativeInteger(cost, 'cost');
-    const row = await this.batches.run({ kind: 'settle', wallet: reservation.wallet, id: reservation.id, amount: cost });
+    const row = await this.batches.run({
+      kind: 'settle',
+      wallet: reservation.wallet,
+      id: reservation.id,
+      amount: cost,
+      ...(usage ? { usage: this.spendRecord(usage) } : {}),
+    });
     return { charged: row.charged, remaining: row.credits };
   }
 
-  async charge(wallet: string, amount: number): Promise<Settlement> {
+  async charge(wallet: string, amount: number, usage?: SpendUsage): Promise<Settlement> {
     nonNegativeInteger(amount, 'amount');
-    const row = await this.batches.run({ kind: 'charge', wallet: wallet.toLowerCase(), id: '', amount });
+    const row = await this.batches.run({
+      kind: 'charge',
+      wallet: wallet.toLowerCase(),
+      id: '',
+      amount,
+      ...(usage ? { usage: this.spendRecord(usage) } : {}),
+    });
     if (!row.ok) throw new InsufficientCredits(row.credits, amount);
     return { charged: row.charged, remaining: row.credits };
+  }
+
+  private spendRecord(usage: SpendUsage): SpendRecord {
+    return {
+      id: this.nextUsageId(),
+      kind: usage.kind,
+      request_id: usage.requestId,
+      key_id: usage.keyId,
+      model: usage.model,
+      tools: usage.tools,
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+    };
+  }
+
+  /** The INSERT of a credit's usage record, for a CTE beside the step that credits (`credits` and `from` name its result). */
+  private recordCredit(wallet: string, now: number, kind: CreditKind, sourceId: string | null, credits: Fragment, from: Fragment) {
+    return this.sql`
+      insert into usage_records (id, wallet, at, kind, credits, source_id)
+      select ${this.nextUsageId()}, ${wallet}, ${now}::bigint, ${kind}, ${credits}, ${sourceId}::text from ${from}`;
   }
 
   async release(reservation: Reservation): Promise<void> {

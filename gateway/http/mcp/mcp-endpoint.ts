@@ -56,6 +56,7 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
     const caller: McpCaller = {
       wallet: callerWallet(ctx),
       requestId: ctx.state.requestId,
+      keyId: ctx.state.apiKey?.id ?? null,
       // Its calls are cancelled at the tool server when the client goes away.
       disconnected: clientGoneSignal(ctx),
     };

@@ -34,8 +34,10 @@ export interface ToolCallDeps {
 /** Who is calling, as the guard left it on `ctx.state`, and how the request ends. */
 export interface McpCaller {
   wallet: string;
-  /** The HTTP request's id, for the per-call log line. */
+  /** The HTTP request's id, for the per-call log line and the call's usage record. */
   requestId: string;
+  /** The API key the request came with (null: none), for the call's usage record. */
+  keyId: string | null;
   /** Aborted when the client closes the connection before the answer is written. */
   disconnected: AbortSignal;
 }
@@ -53,9 +55,11 @@ export async function runToolCall(deps: ToolCallDeps, caller: McpCaller, call: T
   try {
     if (!deps.listing.offers(call.name)) throw toolNotFound(call.name);
     const { signal } = running;
-    const result = await withCharge(deps.charger, caller.wallet, TOOL_EXECUTION_CREDITS, async () => ({
+    const origin = { kind: 'mcp' as const, requestId: caller.requestId, keyId: caller.keyId, model: null };
+    const result = await withCharge(deps.charger, caller.wallet, origin, TOOL_EXECUTION_CREDITS, async () => ({
       result: await deps.tools.callTool(call.name, call.args, { signal }),
       cost: TOOL_EXECUTION_CREDITS,
+      usage: { tools: { [call.name]: 1 }, promptTokens: 0, completionTokens: 0 },
     }));
     logCall(deps.logger, caller, call.name, started, 'ok');
     return toolResult(call.name === LIST_TOOLS_NAME ? deps.listing.onlyOffered(result as ListToolsResult) : result);

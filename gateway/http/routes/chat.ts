@@ -16,6 +16,7 @@ import type { ChatOrchestrator, ChatOutcome, ChatPlan, ChatSink } from '../../ch
 import type { ChatAbort } from '../../chat/chat-abort.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { chargeOrigin } from '../charge-origin.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { z } from 'zod';
 import { errorObjectSchema, type RouteDoc } from '../openapi/route-doc.js';
@@ -34,6 +35,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
       maxTokens: request.maxTokens,
       sampling: request.sampling,
       wallet: callerWallet(ctx),
+      origin: chargeOrigin(ctx, 'chat'),
       ...(format ? { format } : {}),
     };
     const id = ids.next();

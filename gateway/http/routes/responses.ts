@@ -29,6 +29,7 @@ import { inputItemsPage, inputItemsQuerySchema, parseInputItemsQuery } from '../
 import { ResponseEventWriter } from '../sse/response-event-writer.js';
 import { assertCallsAnswered, keepResponse, loadResponse, responseNotFound, withoutEchoes } from '../../responses/stored-response.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { chargeOrigin } from '../charge-origin.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
@@ -117,6 +118,7 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
       maxTokens: request.maxOutputTokens,
       sampling: request.sampling,
       wallet,
+      origin: chargeOrigin(ctx, 'response'),
       ...(format ? { format } : {}),
     },
     instructionMessages: instructions.length,

@@ -13,6 +13,7 @@ import { invalidToolArguments, toolNotFound } from '../../tools/tool-errors.js';
 import type { ToolRunner } from '../../tools/types.js';
 import { x402RouteDocs } from '../middleware/x402-payment.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { chargeOrigin } from '../charge-origin.js';
 import { clientGoneSignal } from '../client-disconnect.js';
 import { errorObjectSchema, json, type RouteDoc } from '../openapi/route-doc.js';
 
@@ -69,9 +70,10 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     if (!tools.hasTool(name)) throw toolNotFound(name);
 
     const signal = callSignal(ctx, options.shuttingDown);
-    const result = await withCharge(options.charger, callerWallet(ctx), TOOL_EXECUTION_CREDITS, async () => ({
+    const result = await withCharge(options.charger, callerWallet(ctx), chargeOrigin(ctx, 'tool'), TOOL_EXECUTION_CREDITS, async () => ({
       result: await tools.callTool(name, args, { signal }),
       cost: TOOL_EXECUTION_CREDITS,
+      usage: { tools: { [name]: 1 }, promptTokens: 0, completionTokens: 0 },
     }));
     ctx.body = { ok: true, tool: name, result };
   });
