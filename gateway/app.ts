@@ -147,9 +147,10 @@ export function createApp(deps: AppDeps): Koa {
   const walletOnly = guard([requireWallet(), walletBudget]);
   const keyOfWallet = guard([requireWallet(), auth('always'), walletBudget]);
   registerKeyRoutes(router, { accounts: stores, freeMode: config.freeMode, walletOnly, keyOfWallet });
-  registerCreditRoutes(router, gated, stores.ledger);
+  // No key limits yet: every key sees its wallet's records (the hook for keys confined to their own).
+  registerCreditRoutes(router, gated, { ledger: stores.ledger, usage: stores.usage, ownRecordsOnly: () => undefined });
   registerDepositRoutes(router, { chains: deps.depositChains, store: stores.deposits, walletOnly, gated });
-  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: stores.ledger, jsonBody: readJson });
+  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: stores.ledger, usage: stores.usage, jsonBody: readJson });
   // The document lists every route group's own entries; a route missing here fails the OpenAPI coverage test.
   const routeDocs = [
     ...healthRouteDocs,

@@ -176,3 +176,16 @@ export function toUsageRecord(row: Omit<UsageRow, 'wallet'>): UsageRecord {
     source_id: row.source_id,
   };
 }
+
+const DAY_MS = 86_400_000;
+/** How often the retention sweep runs (and once at start). */
+export const USAGE_SWEEP_INTERVAL_MS = 3_600_000;
+
+/** Sweep records older than `retentionDays` now and every interval; returns the stop. */
+export function sweepUsageEvery(history: UsageHistory, retentionDays: number, onError: (err: unknown) => void): () => void {
+  const sweep = () => void history.sweep(Date.now() - retentionDays * DAY_MS).catch(onError);
+  sweep();
+  const timer = setInterval(sweep, USAGE_SWEEP_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

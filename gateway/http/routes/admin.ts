@@ -1,7 +1,8 @@
 /**
  * Operator routes, behind `requireAdmin(ADMIN_TOKEN, 'disabled')`:
  * `POST /admin/credits/grant {address, amount}` with an `Idempotency-Key` header (a repeat
- * returns the first result and grants nothing) and `GET /admin/credits/:address`.
+ * returns the first result and grants nothing), `GET /admin/credits/:address` and
+ * `GET /admin/credits/:address/usage` (the wallet's usage records, as GET /credits/usage answers them).
  *
  * @example
  *   curl -X POST $URL/admin/credits/grant -H "Authorization: Bearer $ADMIN_TOKEN" \
@@ -14,6 +15,8 @@ import compose from 'koa-compose';
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest } from '../../errors.js';
 import type { Ledger } from '../../ledger/ledger.js';
+import type { UsageHistory } from '../../ledger/usage.js';
+import { usageAnswer, usageListSchema, usageQuerySchema, usageTotalsSchema } from '../usage-query.js';
 import { requireAdmin } from '../middleware/admin-auth.js';
 import { parseWalletAddress } from '../../wallet-address.js';
 import { MAX_GRANT } from '../../ledger/ledger-amounts.js';
@@ -39,7 +42,10 @@ function walletParam(value: string, param: string): string {
   return wallet;
 }
 
-export function registerAdminRoutes(router: Router, deps: { adminToken: string | undefined; ledger: Ledger; jsonBody: Middleware }): void {
+export function registerAdminRoutes(
+  router: Router,
+  deps: { adminToken: string | undefined; ledger: Ledger; usage: UsageHistory; jsonBody: Middleware },
+): void {
   const admin = compose([requireAdmin(deps.adminToken, 'disabled'), admit, deps.jsonBody]);
 
   router.post('/admin/credits/grant', admin, async (ctx) => {
@@ -60,6 +66,10 @@ export function registerAdminRoutes(router: Router, deps: { adminToken: string |
 
   router.get('/admin/credits/:address', admin, async (ctx) => {
     ctx.body = await deps.ledger.balance(walletParam(ctx.params.address, 'address'));
+  });
+
+  router.get('/admin/credits/:address/usage', admin, async (ctx) => {
+    ctx.body = await usageAnswer(deps.usage, walletParam(ctx.params.address, 'address'), ctx.query);
   });
 }
 
@@ -93,6 +103,18 @@ export const adminRouteDocs: RouteDoc[] = [
     access: 'admin',
     pathParams: addressParam,
     response: { description: 'The balance', content: json(balanceSchema) },
+    errors: [400],
+  },
+  {
+    method: 'get',
+    path: '/admin/credits/:address/usage',
+    tag: 'Admin',
+    summary: "Any wallet's usage records",
+    description: 'As GET /credits/usage answers the wallet itself. Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    pathParams: addressParam,
+    query: usageQuerySchema,
+    response: { description: 'A page of records, or totals', content: json(z.union([usageListSchema, usageTotalsSchema])) },
     errors: [400],
   },
 ];
