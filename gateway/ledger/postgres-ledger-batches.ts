@@ -125,7 +125,7 @@ export class LedgerBatches {
       ), recorded as (
         insert into usage_records (id, wallet, at, kind, request_id, key_id, model, tools, prompt_tokens, completion_tokens, credits)
         select ${usage.id}, ${wallet}, ${now}::bigint, ${usage.kind}, ${usage.request_id}, ${usage.key_id}, ${usage.model},
-          ${JSON.stringify(usage.tools)}::jsonb, ${usage.prompt_tokens}::bigint, ${usage.completion_tokens}::bigint, ${amount}::bigint
+          ${JSON.stringify(usage.tools)}::text::jsonb, ${usage.prompt_tokens}::bigint, ${usage.completion_tokens}::bigint, ${amount}::bigint
         from spent
       )
       select credits from spent`
@@ -144,7 +144,7 @@ export class LedgerBatches {
       select * from ledger_batch(
         ${column('kind')}::text[], ${column('wallet')}::text[], ${column('id')}::text[],
         ${column('amount').map(String)}::bigint[], ${now}::bigint, ${now + this.options.reservationTtlMs}::bigint,
-        ${JSON.stringify(steps.map((step) => step.usage ?? null))}::jsonb)`,
+        ${JSON.stringify(steps.map((step) => step.usage ?? null))}::text::jsonb)`,
     );
   }
 }

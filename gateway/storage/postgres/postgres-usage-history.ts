@@ -58,7 +58,7 @@ export class PostgresUsageHistory implements UsageHistory {
       by === 'day' ? sql`to_char(to_timestamp(at / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')` : by === 'model' ? sql`model` : sql`key_id`;
     const order = by === 'day' ? sql`1 desc` : sql`3 desc, 4 desc, 1`;
     const added = sql`kind in ${sql([...CREDIT_KINDS])}`;
-    return guarded(
+    const rows = await guarded(
       () => sql<UsageTotal[]>`
       select ${group} as "group", count(*)::bigint as records,
         coalesce(sum(case when ${added} then 0 else credits end), 0)::bigint as spent,
@@ -66,6 +66,7 @@ export class PostgresUsageHistory implements UsageHistory {
         coalesce(sum(prompt_tokens), 0)::bigint as prompt_tokens, coalesce(sum(completion_tokens), 0)::bigint as completion_tokens
       from usage_records where ${this.where(filter)} group by 1 order by ${order}`,
     );
+    return rows.map((row) => ({ ...row }));
   }
 
   async sweep(before: number): Promise<number> {

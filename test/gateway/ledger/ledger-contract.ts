@@ -1,7 +1,8 @@
 /**
  * The contract every `Ledger` implementation keeps, as one suite: grant, reserve, extend, settle,
  * release, charge (with no hold), reservation expiry, idempotent grants, never below zero, no overspend under
- * concurrency, and outside payments (creditExternal) credited once with their remainders kept. An implementation's test file calls `ledgerContract` with a factory that opens a
+ * concurrency, outside payments (creditExternal) credited once with their remainders kept, and the
+ * usage records each step writes in its own commit (read back through the ledger's UsageHistory). An implementation's test file calls `ledgerContract` with a factory that opens a
  * fresh, empty ledger; nothing here knows how the ledger stores its records.
  *
  * @example
@@ -21,9 +22,14 @@ import {
   ReservationClosed,
 } from '../../../gateway/errors.js';
 import type { ExternalCredit, Ledger } from '../../../gateway/ledger/ledger.js';
+import type { SpendUsage, UsageHistory, UsageRecord } from '../../../gateway/ledger/usage.js';
 
 export interface LedgerUnderTest {
   ledger: Ledger;
+  /** The usage records this ledger writes. */
+  usage: UsageHistory;
+  /** Make every write of a usage record of `wallet` fail (its whole commit with it) until the returned call. */
+  refuseUsageWrites(wallet: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -445,6 +451,216 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
         await assert.rejects(async () => ledger.creditExternal({ ...usdc(1_000n), ...bad }), RangeError);
       }
       assert.equal((await ledger.balance(wallet)).credits, 0);
+    });
+
+    const chatUsage = (over: Partial<SpendUsage> = {}): SpendUsage => ({
+      kind: 'chat',
+      requestId: 'req_1',
+      keyId: 'key_a',
+      model: 'conductor',
+      tools: { web_search: 2, get_price: 1 },
+      promptTokens: 900,
+      completionTokens: 40,
+      ...over,
+    });
+    const recordsOf = async (owner = wallet) => (await subject.usage.page({ wallet: owner }, 200)).records;
+    const withoutIds = (records: UsageRecord[]) => records.map(({ id: _id, at: _at, ...rest }) => rest);
+
+    test('usage: a settle that charges writes one record with what it charged; reserve, extend, release and a repeat write none', async () => {
+      await ledger.grant(wallet, 100);
+      const hold = await ledger.extend(await ledger.reserve(wallet, 10), 5);
+      const other = await ledger.reserve(wallet, 3);
+      await ledger.release(other);
+      clock += 1_000;
+      assert.equal((await ledger.settle(hold, 20, chatUsage())).charged, 15);
+      await ledger.settle(hold, 20, chatUsage());
+      const records = await recordsOf();
+      assert.equal(records.length, 2, 'the settle and the grant');
+      assert.deepEqual(withoutIds(records.slice(0, 1)), [
+        {
+          kind: 'chat',
+          request_id: 'req_1',
+          key_id: 'key_a',
+          model: 'conductor',
+          tools: { web_search: 2, get_price: 1 },
+          prompt_tokens: 900,
+          completion_tokens: 40,
+          credits: 15,
+          source_id: null,
+        },
+      ]);
+      assert.equal(records[0].at, new Date(clock).toISOString());
+      assert.match(records[0].id, /^use_/);
+    });
+
+    test('usage: a settle charging 0 or a refused charge writes nothing; a charge writes one', async () => {
+      await ledger.grant(wallet, 5);
+      await ledger.settle(await ledger.reserve(wallet, 2), 0, chatUsage());
+      await assert.rejects(ledger.charge(wallet, 6, chatUsage()), InsufficientCredits);
+      await ledger.charge(wallet, 0, chatUsage());
+      await ledger.charge(wallet, 4, chatUsage({ kind: 'tool', model: null, tools: { get_price: 1 }, promptTokens: 0, completionTokens: 0 }));
+      const records = await recordsOf();
+      assert.deepEqual(
+        records.map((r) => [r.kind, r.credits]),
+        [
+          ['tool', 4],
+          ['grant', 5],
+        ],
+      );
+      const balance = await ledger.balance(wallet);
+      assert.equal(balance.total_spent, 4);
+    });
+
+    test('usage: grants and outside payments write theirs with the source id; repeats write none', async () => {
+      await ledger.grant(wallet, 7);
+      clock += 1;
+      await ledger.grant(wallet, 3, 'grant-key-1');
+      await ledger.grant(wallet, 3, 'grant-key-1');
+      clock += 1;
+      const payment = { wallet, source: 'x402' as const, externalId: newPaymentId(), units: 25_000n, unitsPerCredit: 10_000n, remainderKey: 'usdc' };
+      await ledger.creditExternal(payment);
+      await ledger.creditExternal(payment);
+      const deposit = { ...payment, source: 'deposit' as const, externalId: newPaymentId(), units: 10_000n };
+      clock += 1;
+      await ledger.creditExternal(deposit);
+      assert.deepEqual(
+        (await recordsOf()).map((r) => [r.kind, r.credits, r.source_id, r.key_id, r.request_id]),
+        [
+          ['deposit', 1, deposit.externalId, null, null],
+          ['x402', 2, payment.externalId, null, null],
+          ['grant', 3, 'grant-key-1', null, null],
+          ['grant', 7, null, null, null],
+        ],
+      );
+    });
+
+    test('usage: a failed commit leaves neither the step nor its record (charge, settle, grant)', async () => {
+      await ledger.grant(wallet, 20);
+      const hold = await ledger.reserve(wallet, 5);
+      const restore = await subject.refuseUsageWrites(wallet);
+      try {
+        await assert.rejects(ledger.settle(hold, 4, chatUsage()));
+        await assert.rejects(ledger.charge(wallet, 3, chatUsage()));
+        await assert.rejects(ledger.grant(wallet, 9));
+      } finally {
+        await restore();
+      }
+      const balance = await ledger.balance(wallet);
+      assert.equal(balance.total_spent, 0, 'no charge without its record');
+      assert.equal(balance.total_deposited, 20, 'no grant without its record');
+      assert.deepEqual(
+        (await recordsOf()).map((r) => r.kind),
+        ['grant'],
+      );
+      // Working again: the next charge and its record land together.
+      await ledger.charge(wallet, 2, chatUsage());
+      assert.equal((await recordsOf()).length, 2);
+      assert.equal((await ledger.balance(wallet)).total_spent, 2);
+    });
+
+    test('usage: 200 concurrent reserve+settle and charges on 150 credits: one record per step that charged, adding up to total_spent', async () => {
+      await ledger.grant(wallet, 150);
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 200 }, (_, i) =>
+          i % 2 === 0
+            ? ledger.charge(wallet, 1, chatUsage({ requestId: `req_${i}` }))
+            : ledger.reserve(wallet, 2).then((hold) => ledger.settle(hold, 1, chatUsage({ requestId: `req_${i}` }))),
+        ),
+      );
+      const ok = outcomes.filter((o) => o.status === 'fulfilled').length;
+      const spends = (await recordsOf()).filter((r) => r.kind === 'chat');
+      const balance = await ledger.balance(wallet);
+      assert.equal(spends.length, ok);
+      assert.equal(new Set(spends.map((r) => r.request_id)).size, ok);
+      assert.equal(
+        spends.reduce((sum, r) => sum + r.credits, 0),
+        balance.total_spent,
+      );
+    });
+
+    test('usage: newest first, cursor pages, filters and totals; another wallet sees none of them', async () => {
+      const day = 86_400_000;
+      clock = Date.UTC(2026, 0, 10, 12);
+      await ledger.grant(wallet, 1_000);
+      const steps: Array<[number, SpendUsage, number]> = [
+        [0, chatUsage({ model: 'conductor', keyId: 'key_a', requestId: 'r1' }), 5],
+        [day, chatUsage({ model: 'operator', keyId: 'key_b', requestId: 'r2' }), 7],
+        [day, chatUsage({ kind: 'tool', model: null, keyId: 'key_a', requestId: 'r3', tools: { get_price: 1 }, promptTokens: 0, completionTokens: 0 }), 1],
+        [2 * day, chatUsage({ kind: 'mcp', model: null, keyId: null, requestId: 'r4', tools: { web_search: 1 }, promptTokens: 0, completionTokens: 0 }), 1],
+        [2 * day, chatUsage({ model: 'conductor', keyId: 'key_a', requestId: 'r5' }), 3],
+      ];
+      const start = clock;
+      for (const [offset, usage, credits] of steps) {
+        clock = start + offset;
+        await ledger.charge(wallet, credits, usage);
+      }
+      const other = newWallet();
+      await ledger.grant(other, 10);
+      await ledger.charge(other, 2, chatUsage({ requestId: 'not-yours' }));
+
+      const all = await subject.usage.page({ wallet }, 200);
+      assert.deepEqual(
+        all.records.map((r) => r.request_id),
+        ['r5', 'r4', 'r3', 'r2', 'r1', null],
+        'newest first; records of one ms in the order written, newest first',
+      );
+      assert.equal(all.next, undefined);
+      const seen: string[] = [];
+      let page = await subject.usage.page({ wallet }, 2);
+      for (;;) {
+        seen.push(...page.records.map((r) => r.request_id ?? 'grant'));
+        if (!page.next) break;
+        page = await subject.usage.page({ wallet }, 2, page.next);
+      }
+      assert.deepEqual(seen, ['r5', 'r4', 'r3', 'r2', 'r1', 'grant']);
+      const ids = async (filter: Partial<Parameters<UsageHistory['page']>[0]>) =>
+        (await subject.usage.page({ wallet, ...filter }, 200)).records.map((r) => r.request_id);
+      assert.deepEqual(await ids({ kind: 'chat' }), ['r5', 'r2', 'r1']);
+      assert.deepEqual(await ids({ keyId: 'key_a' }), ['r5', 'r3', 'r1']);
+      assert.deepEqual(await ids({ from: start + day, to: start + 2 * day }), ['r3', 'r2']);
+      assert.deepEqual(await ids({ from: start + day, kind: 'chat', keyId: 'key_a' }), ['r5']);
+
+      assert.deepEqual(await subject.usage.totals({ wallet, kind: 'chat' }, 'model'), [
+        { group: 'conductor', records: 2, spent: 8, added: 0, prompt_tokens: 1_800, completion_tokens: 80 },
+        { group: 'operator', records: 1, spent: 7, added: 0, prompt_tokens: 900, completion_tokens: 40 },
+      ].map((t) => ({ ...t })));
+      const byKey = await subject.usage.totals({ wallet, from: start }, 'key');
+      assert.deepEqual(
+        byKey.map((t) => [t.group, Number(t.records), Number(t.spent), Number(t.added)]),
+        [
+          ['key_a', 3, 9, 0],
+          ['key_b', 1, 7, 0],
+          [null, 2, 1, 1_000],
+        ],
+      );
+      const byDay = await subject.usage.totals({ wallet }, 'day');
+      assert.deepEqual(
+        byDay.map((t) => [t.group, Number(t.records), Number(t.spent), Number(t.added)]),
+        [
+          ['2026-01-12', 2, 4, 0],
+          ['2026-01-11', 2, 8, 0],
+          ['2026-01-10', 2, 5, 1_000],
+        ],
+      );
+      assert.deepEqual(
+        (await subject.usage.page({ wallet: other }, 200)).records.map((r) => r.request_id),
+        ['not-yours', null],
+      );
+    });
+
+    test('usage: a sweep deletes records older than its cutoff and never changes a balance', async () => {
+      clock = Date.UTC(2026, 0, 1);
+      await ledger.grant(wallet, 50);
+      await ledger.charge(wallet, 5, chatUsage({ requestId: 'old' }));
+      clock += 10 * 86_400_000;
+      await ledger.charge(wallet, 4, chatUsage({ requestId: 'new' }));
+      const before = await ledger.balance(wallet);
+      assert.ok((await subject.usage.sweep(clock - 86_400_000)) >= 2);
+      assert.deepEqual(
+        (await recordsOf()).map((r) => r.request_id),
+        ['new'],
+      );
+      assert.deepEqual(await ledger.balance(wallet), before);
     });
 
     test('concurrent steps on different wallets do not disturb each other', async () => {
