@@ -14,7 +14,8 @@ import type { Ledger } from '../../ledger/ledger.js';
 import type { UsageHistory } from '../../ledger/usage.js';
 import { callerWallet } from '../middleware/wallet.js';
 import { balanceSchema, json, type RouteDoc } from '../openapi/route-doc.js';
-import { usageAnswer, usageListSchema, usageQuerySchema, usageTotalsSchema } from '../usage-query.js';
+import { usageAnswer, usageQuerySchema } from '../../ledger/usage-query.js';
+import { usageListSchema, usageTotalsSchema } from '../openapi/usage-schemas.js';
 
 export interface CreditRouteDeps {
   ledger: Ledger;

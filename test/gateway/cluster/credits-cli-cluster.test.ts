@@ -66,7 +66,9 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     const bobKey = (await embedded.apiKeys.create({ address: bob, name: 'free', verified: false })).key;
     await embedded.ledger.grant(alice, 50, 'invoice-17');
     await embedded.ledger.grant(bob, 7);
-    await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5), 3);
+    const chat = { kind: 'chat', requestId: 'req_before_move', keyId: 'key_laptop', model: 'conductor' } as const;
+    await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5), 3, { ...chat, tools: { echo: 2 }, promptTokens: 1_000, completionTokens: 900 });
+    const usageBefore = (await embedded.usage.page({ wallet: alice }, 10)).records;
     await embedded.ledger.reserve(alice, 4); // open when the gateway stopped
     const deposit = {
       wallet: bob,
@@ -120,6 +122,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       externalCredits: { copied: 1, skipped: 0 },
       deposits: { copied: 1, skipped: 0 },
       x402Payments: { copied: 1, skipped: 0 },
+      usageRecords: { copied: 4, skipped: 0 },
     });
     const again = await cli(['migrate-to-postgres'], env);
     assert.equal(again.code, 0, again.stderr);
@@ -131,6 +134,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       externalCredits: { copied: 0, skipped: 1 },
       deposits: { copied: 0, skipped: 1 },
       x402Payments: { copied: 0, skipped: 1 },
+      usageRecords: { copied: 0, skipped: 4 },
     });
     const deposits = new PostgresDepositStore(db.sql);
     assert.deepEqual(
@@ -162,6 +166,29 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     const grant = await cli(['grant', BOB.address, '10'], env);
     assert.equal(grant.code, 0, grant.stderr);
     assert.deepEqual(JSON.parse(grant.stdout), { address: bob, credits: 20, total_deposited: 20, total_spent: 0, granted: 10 });
+
+    // The usage records came along as they were (ids, times, order), and the CLI reads them from PostgreSQL.
+    const usage = await cli(['usage', ALICE.address], env);
+    assert.equal(usage.code, 0, usage.stderr);
+    const listed = JSON.parse(usage.stdout);
+    assert.deepEqual(listed.data, usageBefore);
+    assert.deepEqual(
+      listed.data.map((r: { kind: string; credits: number }) => [r.kind, r.credits]),
+      [
+        ['chat', 3],
+        ['grant', 50],
+      ],
+    );
+    const totals = await cli(['usage', BOB.address, '--group-by', 'model', '--kind', 'grant'], env);
+    assert.equal(totals.code, 0, totals.stderr);
+    assert.deepEqual(JSON.parse(totals.stdout), {
+      object: 'usage_totals',
+      group_by: 'model',
+      data: [{ group: null, records: 2, spent: 0, added: 17, prompt_tokens: 0, completion_tokens: 0 }],
+    });
+    const bad = await cli(['usage', BOB.address, '--limit', '900'], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^credits: .*limit/);
   });
 
   test('migrate-to-postgres without DATABASE_URL, or with PostgreSQL down, exits 1 naming what is missing', async () => {

@@ -1,14 +1,25 @@
 /**
- * A wallet's usage records as `GET /credits/usage` and `GET /admin/credits/:address/usage` answer
- * them: the query string (filters, paging, `group_by`) checked with zod, then a page newest first
- * with a cursor, or totals per day, model or key for the whole filtered window.
+ * A wallet's usage records as `GET /credits/usage`, `GET /admin/credits/:address/usage` and
+ * `npm run credits -- usage` answer them: the query (filters, paging, `group_by`) checked with
+ * zod, then a page newest first with a cursor, or totals per day, model or key for the whole
+ * filtered window. (The answer's OpenAPI schemas are http/openapi/usage-schemas.ts.)
  *
  * @example
  *   ctx.body = await usageAnswer(history, wallet, ctx.query)
  */
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest } from '../errors.js';
-import { USAGE_GROUPINGS, USAGE_KINDS, type UsageCursor, type UsageFilter, type UsageHistory, type UsagePage } from '../ledger/usage.js';
+import {
+  USAGE_GROUPINGS,
+  USAGE_KINDS,
+  type UsageCursor,
+  type UsageFilter,
+  type UsageGrouping,
+  type UsageHistory,
+  type UsagePage,
+  type UsageRecord,
+  type UsageTotal,
+} from './usage.js';
 
 export const MAX_USAGE_PAGE = 200;
 
@@ -38,43 +49,9 @@ export const usageQuerySchema = z
   })
   .strict();
 
-export const usageRecordSchema = z.object({
-  id: z.string(),
-  at: z.string().meta({ description: 'ISO 8601, UTC' }),
-  kind: z.enum(USAGE_KINDS).meta({ description: 'What was billed (chat, response, message, tool, mcp) or credited (grant, deposit, x402)' }),
-  request_id: z.string().nullable().meta({ description: 'The billed request’s x-request-id; null for credits' }),
-  key_id: z.string().nullable().meta({ description: 'The API key the request came with; null without one, and for credits' }),
-  model: z.string().nullable(),
-  tools: z.record(z.string(), z.number().int()).meta({ description: 'Tools that ran, name → count' }),
-  prompt_tokens: z.number().int(),
-  completion_tokens: z.number().int(),
-  credits: z.number().int().meta({ description: 'Credits spent (billed kinds) or added (credit kinds)' }),
-  source_id: z.string().nullable().meta({ description: 'A credit’s source: the grant’s idempotency key, the deposit’s or x402 payment’s id' }),
-});
-
-export const usageListSchema = z.object({
-  object: z.literal('list'),
-  data: z.array(usageRecordSchema).meta({ description: 'Newest first' }),
-  has_more: z.boolean(),
-  next_cursor: z.string().nullable(),
-});
-
-export const usageTotalsSchema = z.object({
-  object: z.literal('usage_totals'),
-  group_by: z.enum(USAGE_GROUPINGS),
-  data: z.array(
-    z.object({
-      group: z.string().nullable().meta({ description: 'The UTC day (YYYY-MM-DD), model or key id; null for records without one' }),
-      records: z.number().int(),
-      spent: z.number().int(),
-      added: z.number().int(),
-      prompt_tokens: z.number().int(),
-      completion_tokens: z.number().int(),
-    }),
-  ),
-});
-
-export type UsageAnswer = z.infer<typeof usageListSchema> | z.infer<typeof usageTotalsSchema>;
+export type UsageAnswer =
+  | { object: 'list'; data: UsageRecord[]; has_more: boolean; next_cursor: string | null }
+  | { object: 'usage_totals'; group_by: UsageGrouping; data: UsageTotal[] };
 
 /**
  * The answer for `wallet`'s records under `query`. `onlyKey`: the records of that key alone,
