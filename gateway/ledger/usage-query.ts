@@ -45,7 +45,10 @@ export const usageQuerySchema = z
     to: instant.optional().meta({ description: 'Records before this instant (ISO 8601)' }),
     kind: z.enum(USAGE_KINDS).optional().meta({ description: 'Only records of this kind' }),
     key_id: z.string().min(1).max(200).optional().meta({ description: 'Only records of requests made with this API key' }),
-    group_by: z.enum(USAGE_GROUPINGS).optional().meta({ description: 'Totals per UTC day, model or key for the filtered window, instead of records' }),
+    group_by: z
+      .enum(USAGE_GROUPINGS)
+      .optional()
+      .meta({ description: 'Totals per UTC day, model or key for the filtered window, instead of records' }),
   })
   .strict();
 
@@ -68,7 +71,8 @@ export async function usageAnswer(history: UsageHistory, wallet: string, query: 
     ...(kind !== undefined ? { kind } : {}),
     ...(keyId !== undefined ? { keyId } : {}),
   };
-  if (groupBy && cursor !== undefined) throw new InvalidRequest('group_by answers totals for the whole window: it takes no cursor.', 'cursor');
+  if (groupBy && cursor !== undefined)
+    throw new InvalidRequest('group_by answers totals for the whole window: it takes no cursor.', 'cursor');
   // A key confined to its own records sees another key's as none.
   const elsewhere = onlyKey !== undefined && keyId !== undefined && keyId !== onlyKey;
   if (onlyKey !== undefined) filter.keyId = onlyKey;
@@ -99,6 +103,7 @@ export async function usageAnswer(history: UsageHistory, wallet: string, query: 
 
 function parseCursor(cursor: string): UsageCursor {
   const [at, seq] = cursor.split('.').map(Number);
-  if (!Number.isSafeInteger(at) || !Number.isSafeInteger(seq)) throw new InvalidRequest('cursor must be a next_cursor from an earlier page.', 'cursor');
+  if (!Number.isSafeInteger(at) || !Number.isSafeInteger(seq))
+    throw new InvalidRequest('cursor must be a next_cursor from an earlier page.', 'cursor');
   return { at, seq };
 }

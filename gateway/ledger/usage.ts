@@ -11,6 +11,9 @@
  *   await ledger.settle(hold, 12, { kind: 'chat', requestId, keyId, model, tools: { search: 2 }, promptTokens: 900, completionTokens: 40 })
  *   const page = await usage.page({ wallet, limit: 50 })
  */
+import type { UsageRow } from '../storage/usage-rows.js';
+
+export type { UsageRow };
 
 /** Kinds of spending: the request that was billed. `message` is /v1/messages. */
 export const SPEND_KINDS = ['chat', 'response', 'message', 'tool', 'mcp'] as const;
@@ -57,24 +60,6 @@ export interface UsageRecord {
   completion_tokens: number;
   credits: number;
   /** For credits written to the wallet: the grant's idempotency key, the deposit's or the x402 payment's id. */
-  source_id: string | null;
-}
-
-/** A row as both stores keep it (the ledgers write it, the histories read it). */
-export interface UsageRow {
-  id: string;
-  wallet: string;
-  /** ms since the epoch. */
-  at: number;
-  kind: UsageKind;
-  request_id: string | null;
-  key_id: string | null;
-  model: string | null;
-  /** JSON object, name → count. */
-  tools: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  credits: number;
   source_id: string | null;
 }
 
@@ -157,23 +142,6 @@ export function creditRow(id: string, wallet: string, at: number, credits: numbe
     completion_tokens: 0,
     credits,
     source_id: sourceId,
-  };
-}
-
-/** A stored row as the API answers it. */
-export function toUsageRecord(row: Omit<UsageRow, 'wallet'>): UsageRecord {
-  return {
-    id: row.id,
-    at: new Date(Number(row.at)).toISOString(),
-    kind: row.kind,
-    request_id: row.request_id,
-    key_id: row.key_id,
-    model: row.model,
-    tools: JSON.parse(row.tools) as Record<string, number>,
-    prompt_tokens: Number(row.prompt_tokens),
-    completion_tokens: Number(row.completion_tokens),
-    credits: Number(row.credits),
-    source_id: row.source_id,
   };
 }
 

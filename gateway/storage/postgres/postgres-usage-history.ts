@@ -7,17 +7,8 @@
  *   const history = new PostgresUsageHistory(db.sql)
  *   const { records, next } = await history.page({ wallet }, 50)
  */
-import {
-  CREDIT_KINDS,
-  toUsageRecord,
-  type UsageCursor,
-  type UsageFilter,
-  type UsageGrouping,
-  type UsageHistory,
-  type UsagePage,
-  type UsageRow,
-  type UsageTotal,
-} from '../../ledger/usage.js';
+import type { UsageCursor, UsageFilter, UsageGrouping, UsageHistory, UsagePage, UsageTotal } from '../../ledger/usage.js';
+import { CREDITING_KINDS, usageRecordFromRow, type UsageRow } from '../usage-rows.js';
 import { guarded, type Sql } from './database.js';
 
 /** Records deleted per statement by a sweep, so no one statement holds many row locks. */
@@ -47,7 +38,7 @@ export class PostgresUsageHistory implements UsageHistory {
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
-      records: page.map(toUsageRecord),
+      records: page.map(usageRecordFromRow),
       ...(rows.length > limit && last ? { next: { at: Number(last.at), seq: Number(last.seq) } } : {}),
     };
   }
@@ -57,7 +48,7 @@ export class PostgresUsageHistory implements UsageHistory {
     const group =
       by === 'day' ? sql`to_char(to_timestamp(at / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')` : by === 'model' ? sql`model` : sql`key_id`;
     const order = by === 'day' ? sql`1 desc` : sql`3 desc, 4 desc, 1`;
-    const added = sql`kind in ${sql([...CREDIT_KINDS])}`;
+    const added = sql`kind in ${sql([...CREDITING_KINDS])}`;
     const rows = await guarded(
       () => sql<UsageTotal[]>`
       select ${group} as "group", count(*)::bigint as records,

@@ -7,16 +7,8 @@
  *   const history = sqliteUsageHistory(db)   // after openEmbeddedLedger(db, …) created the table
  *   const { records, next } = await history.page({ wallet }, 50)
  */
-import {
-  CREDIT_KINDS,
-  toUsageRecord,
-  type UsageCursor,
-  type UsageFilter,
-  type UsageGrouping,
-  type UsageHistory,
-  type UsageRow,
-  type UsageTotal,
-} from '../../ledger/usage.js';
+import type { UsageCursor, UsageFilter, UsageGrouping, UsageHistory, UsageTotal } from '../../ledger/usage.js';
+import { CREDITING_KINDS, usageRecordFromRow, type UsageRow } from '../usage-rows.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 /** Records deleted per statement by a sweep. */
@@ -27,15 +19,15 @@ const GROUP_COLUMN: Record<UsageGrouping, string> = {
   model: 'model',
   key: 'key_id',
 };
-const ADDED = `kind IN (${CREDIT_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
+const ADDED = `kind IN (${CREDITING_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
 
 function where(filter: UsageFilter): { sql: string; params: unknown[] } {
   const clauses = ['wallet = ?'];
   const params: unknown[] = [filter.wallet];
-  if (filter.from !== undefined) clauses.push('at >= ?'), params.push(filter.from);
-  if (filter.to !== undefined) clauses.push('at < ?'), params.push(filter.to);
-  if (filter.kind !== undefined) clauses.push('kind = ?'), params.push(filter.kind);
-  if (filter.keyId !== undefined) clauses.push('key_id = ?'), params.push(filter.keyId);
+  if (filter.from !== undefined) (clauses.push('at >= ?'), params.push(filter.from));
+  if (filter.to !== undefined) (clauses.push('at < ?'), params.push(filter.to));
+  if (filter.kind !== undefined) (clauses.push('kind = ?'), params.push(filter.kind));
+  if (filter.keyId !== undefined) (clauses.push('key_id = ?'), params.push(filter.keyId));
   return { sql: clauses.join(' AND '), params };
 }
 
@@ -51,7 +43,7 @@ export function sqliteUsageHistory(db: SqliteConnection): UsageHistory {
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return {
-        records: page.map(toUsageRecord),
+        records: page.map(usageRecordFromRow),
         ...(rows.length > limit && last ? { next: { at: last.at, seq: last.seq } } : {}),
       };
     },
@@ -74,7 +66,10 @@ export function sqliteUsageHistory(db: SqliteConnection): UsageHistory {
       for (;;) {
         const rows = await db.all<{ seq: number }>('SELECT seq FROM usage_records WHERE at < ? LIMIT ?', [before, SWEEP_SLICE]);
         if (rows.length === 0) return swept;
-        await db.run(`DELETE FROM usage_records WHERE seq IN (${rows.map(() => '?').join(', ')})`, rows.map((row) => row.seq));
+        await db.run(
+          `DELETE FROM usage_records WHERE seq IN (${rows.map(() => '?').join(', ')})`,
+          rows.map((row) => row.seq),
+        );
         swept += rows.length;
         await new Promise((resolve) => setImmediate(resolve));
       }
