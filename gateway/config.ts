@@ -550,9 +550,7 @@ export const configSchema = z
           .int()
           .positive()
           .default(90)
-          .describe(
-            'Usage records (`GET /credits/usage`) older than this many days are swept (hourly); a sweep never changes a balance',
-          ),
+          .describe('Usage records (`GET /credits/usage`) older than this many days are swept (hourly); a sweep never changes a balance'),
       })
       .strict()
       .prefault({}),

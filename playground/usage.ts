@@ -60,7 +60,11 @@ export function setUpUsage(): { refresh(): Promise<void> } {
 
   function showRecords(records: UsageRecord[]): void {
     table.replaceChildren(
-      h('thead', {}, h('tr', {}, ...['When (UTC)', 'Kind', 'Model', 'Tools', 'Tokens in / out', 'Credits', 'Key'].map((t) => h('th', {}, t)))),
+      h(
+        'thead',
+        {},
+        h('tr', {}, ...['When (UTC)', 'Kind', 'Model', 'Tools', 'Tokens in / out', 'Credits', 'Key'].map((t) => h('th', {}, t))),
+      ),
       h(
         'tbody',
         {},
@@ -71,7 +75,13 @@ export function setUpUsage(): { refresh(): Promise<void> } {
             h('td', {}, r.at.replace('T', ' ').slice(0, 19)),
             h('td', {}, r.kind),
             h('td', {}, r.model ?? '—'),
-            h('td', {}, Object.entries(r.tools).map(([name, count]) => (count > 1 ? `${name} ×${count}` : name)).join(', ') || '—'),
+            h(
+              'td',
+              {},
+              Object.entries(r.tools)
+                .map(([name, count]) => (count > 1 ? `${name} ×${count}` : name))
+                .join(', ') || '—',
+            ),
             h('td', { class: 'number' }, r.prompt_tokens || r.completion_tokens ? `${r.prompt_tokens} / ${r.completion_tokens}` : '—'),
             h('td', { class: 'number' }, `${ADDING.has(r.kind) ? '+' : '−'}${r.credits}`),
             h('td', {}, r.key_id ?? (r.source_id ? `source ${r.source_id}` : '—')),

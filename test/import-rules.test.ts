@@ -140,7 +140,7 @@ const RULES: Rule[] = [
       under('gateway')(target) && !anyOf(under(file.split('/').slice(0, 2).join('/')), under('gateway/storage'), leaf)(target),
   },
   {
-    says: 'storage/ implements, it composes nothing: it never imports stores/, the ledgers (only their usage records\' contract), the key stores or the CLI',
+    says: "storage/ implements, it composes nothing: it never imports stores/, the ledgers (only their usage records' contract), the key stores or the CLI",
     from: under('gateway/storage'),
     refuses: (target) =>
       anyOf(under('gateway/stores'), under('gateway/cli'))(target) ||

@@ -204,7 +204,7 @@ async function copyUsageRecords(tx: Sql, dataDir: string): Promise<{ copied: num
   try {
     // A store written before usage records has none (the embedded ledger created the table when opened).
     if (!(await hasTable(db, 'usage_records'))) return counts;
-    for (let after = -1; ; ) {
+    for (let after = -1; ;) {
       const rows = await db.all<UsageRow & { seq: number }>('SELECT * FROM usage_records WHERE seq > ? ORDER BY seq LIMIT ?', [
         after,
         USAGE_SLICE,

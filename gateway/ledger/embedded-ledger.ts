@@ -18,6 +18,8 @@
  * - An outside payment (creditExternal) is committed in the same transaction as its permanent
  *   record and the wallet's new remainder; payments sharing a remainder run one at a time, each
  *   reading the remainder its predecessor committed.
+ * - Every usage record (usage.ts) is queued beside the wallet change it records and lands in the
+ *   same commit: a failed commit loses both, a crash keeps both or neither.
  *
  * Invariant: total_deposited = credits + held + total_spent.
  *

@@ -6,6 +6,9 @@
  * grants, extends and balances one call each. Nothing is read,
  * changed and written back here, and nothing is cached: the database is the only authority.
  * Invariant, as in the embedded ledger: total_deposited = credits + held + total_spent.
+ * Usage records (usage.ts) are written in the transaction of the step they record: inside
+ * `ledger_batch` (migration 13) for settles and charges, in the same statement (a CTE) for a lone
+ * charge, a grant and an outside payment.
  *
  * Durability: a grant, an extend, a settle and a charge wait for their commit to reach disk (a
  * batch holding a settle or a charge waits once for all of it). A batch of only reserves and releases commits without
@@ -28,10 +31,11 @@ import { validateExternalCredit } from './external-credit.js';
 import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from './ledger.js';
 import { guarded, type Sql } from '../storage/postgres/database.js';
 import type { PendingQuery, Row } from 'postgres';
-
-type Fragment = PendingQuery<Row[]>;
 import { LedgerBatches, type SpendRecord } from './postgres-ledger-batches.js';
 import type { CreditKind, SpendUsage } from './usage.js';
+
+/** A piece of SQL spliced into a statement. */
+type Fragment = PendingQuery<Row[]>;
 
 export interface PostgresLedgerOptions {
   reservationTtlMs: number;

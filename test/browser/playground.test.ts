@@ -287,7 +287,7 @@ describe('playground usage table', { skip }, () => {
   });
   after(() => gateway?.stop());
 
-  test('records newest first a page at a time, totals per day, model and key, and a chat\'s record appearing on top', async () => {
+  test("records newest first a page at a time, totals per day, model and key, and a chat's record appearing on top", async () => {
     const { page, violations, close } = await openPage();
     const wallet = '0x' + '4d'.repeat(20);
     const { key, record } = await gateway.apiKeys.create({ address: wallet, name: 'table', verified: true });
@@ -311,18 +311,25 @@ describe('playground usage table', { skip }, () => {
       const rows = page.locator('#usage-table tbody tr');
       await page.locator('#usage-page', { hasText: 'page 1' }).waitFor();
       assert.equal(await rows.count(), 10);
-      assert.deepEqual(await rows.nth(0).locator('td').allInnerTexts().then((cells) => cells.slice(1)), [
-        'tool',
-        '—',
-        'echo',
-        '—',
-        '−1',
-        record.id,
-      ]);
+      assert.deepEqual(
+        await rows
+          .nth(0)
+          .locator('td')
+          .allInnerTexts()
+          .then((cells) => cells.slice(1)),
+        ['tool', '—', 'echo', '—', '−1', record.id],
+      );
       await page.click('#usage-older');
       await page.locator('#usage-page', { hasText: 'page 2' }).waitFor();
       assert.equal(await rows.count(), 3);
-      assert.deepEqual(await rows.nth(2).locator('td').allInnerTexts().then((cells) => [cells[1], cells[5]]), ['grant', '+100']);
+      assert.deepEqual(
+        await rows
+          .nth(2)
+          .locator('td')
+          .allInnerTexts()
+          .then((cells) => [cells[1], cells[5]]),
+        ['grant', '+100'],
+      );
       assert.equal(await page.locator('#usage-older').isDisabled(), true);
       await screenshot(page, 'playground-usage-page-2');
       await page.click('#usage-newer');
@@ -336,7 +343,14 @@ describe('playground usage table', { skip }, () => {
       assert.deepEqual(await rows.nth(0).locator('td').allInnerTexts(), [record.id, '12', '12', '0', '0', '0']);
       await page.selectOption('#usage-view', 'day');
       await page.locator('#usage-table th', { hasText: 'day' }).waitFor();
-      assert.deepEqual(await rows.nth(0).locator('td').allInnerTexts().then((cells) => cells.slice(1, 4)), ['13', '12', '100']);
+      assert.deepEqual(
+        await rows
+          .nth(0)
+          .locator('td')
+          .allInnerTexts()
+          .then((cells) => cells.slice(1, 4)),
+        ['13', '12', '100'],
+      );
       await screenshot(page, 'playground-usage-totals');
 
       // A chat from the page: its record is on top of the table once it has answered.
@@ -349,14 +363,14 @@ describe('playground usage table', { skip }, () => {
       await page.fill('#chat-input', 'Count this.');
       await page.click('#chat-send');
       await page.locator('#usage-table tbody tr[data-kind="chat"]').waitFor();
-      assert.deepEqual(await rows.nth(0).locator('td').allInnerTexts().then((cells) => cells.slice(1)), [
-        'chat',
-        'svc-8b-operator',
-        '—',
-        '1500 / 250',
-        '−2',
-        record.id,
-      ]);
+      assert.deepEqual(
+        await rows
+          .nth(0)
+          .locator('td')
+          .allInnerTexts()
+          .then((cells) => cells.slice(1)),
+        ['chat', 'svc-8b-operator', '—', '1500 / 250', '−2', record.id],
+      );
       await screenshot(page, 'playground-usage-chat');
       assert.deepEqual(violations, []);
     } finally {

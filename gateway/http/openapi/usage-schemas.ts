@@ -8,7 +8,9 @@ import { USAGE_GROUPINGS, USAGE_KINDS } from '../../ledger/usage.js';
 export const usageRecordSchema = z.object({
   id: z.string(),
   at: z.string().meta({ description: 'ISO 8601, UTC' }),
-  kind: z.enum(USAGE_KINDS).meta({ description: 'What was billed (chat, response, message, tool, mcp) or credited (grant, deposit, x402)' }),
+  kind: z
+    .enum(USAGE_KINDS)
+    .meta({ description: 'What was billed (chat, response, message, tool, mcp) or credited (grant, deposit, x402)' }),
   request_id: z.string().nullable().meta({ description: 'The billed request’s x-request-id; null for credits' }),
   key_id: z.string().nullable().meta({ description: 'The API key the request came with; null without one, and for credits' }),
   model: z.string().nullable(),
@@ -16,7 +18,10 @@ export const usageRecordSchema = z.object({
   prompt_tokens: z.number().int(),
   completion_tokens: z.number().int(),
   credits: z.number().int().meta({ description: 'Credits spent (billed kinds) or added (credit kinds)' }),
-  source_id: z.string().nullable().meta({ description: 'A credit’s source: the grant’s idempotency key, the deposit’s or x402 payment’s id' }),
+  source_id: z
+    .string()
+    .nullable()
+    .meta({ description: 'A credit’s source: the grant’s idempotency key, the deposit’s or x402 payment’s id' }),
 });
 
 export const usageListSchema = z.object({

@@ -67,7 +67,12 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     await embedded.ledger.grant(alice, 50, 'invoice-17');
     await embedded.ledger.grant(bob, 7);
     const chat = { kind: 'chat', requestId: 'req_before_move', keyId: 'key_laptop', model: 'conductor' } as const;
-    await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5), 3, { ...chat, tools: { echo: 2 }, promptTokens: 1_000, completionTokens: 900 });
+    await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5), 3, {
+      ...chat,
+      tools: { echo: 2 },
+      promptTokens: 1_000,
+      completionTokens: 900,
+    });
     const usageBefore = (await embedded.usage.page({ wallet: alice }, 10)).records;
     await embedded.ledger.reserve(alice, 4); // open when the gateway stopped
     const deposit = {

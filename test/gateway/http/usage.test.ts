@@ -200,7 +200,16 @@ test('paging newest first with next_cursor, filters by kind, key and time; bad q
   const byDay = (await usage(key, wallet, `?group_by=day&from=${today}`)).body.data;
   assert.equal(byDay[0].group, today);
 
-  for (const bad of ['?limit=201', '?limit=0', '?kind=lunch', '?from=yesterday', '?cursor=abc', '?group_by=day&cursor=1.2', '?group_by=week', '?colour=red']) {
+  for (const bad of [
+    '?limit=201',
+    '?limit=0',
+    '?kind=lunch',
+    '?from=yesterday',
+    '?cursor=abc',
+    '?group_by=day&cursor=1.2',
+    '?group_by=week',
+    '?colour=red',
+  ]) {
     const { status, body } = await usage(key, wallet, bad);
     assert.equal(status, 400, bad);
     assert.equal(body.error.type, 'invalid_request_error', bad);
@@ -235,7 +244,9 @@ test('the operator reads any wallet at GET /admin/credits/:address/usage; an adm
     body: JSON.stringify({ address: wallet, amount: 12 }),
   });
   assert.equal(granted.status, 200);
-  const res = await fetch(`${gateway.url}/admin/credits/${wallet}/usage?group_by=day`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const res = await fetch(`${gateway.url}/admin/credits/${wallet}/usage?group_by=day`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
   assert.equal(res.status, 200);
   const totals = (await res.json()) as any;
   assert.deepEqual(
@@ -270,5 +281,3 @@ test('free mode writes no usage records', async () => {
     await free.stop();
   }
 });
-
-

@@ -498,7 +498,11 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       await ledger.settle(await ledger.reserve(wallet, 2), 0, chatUsage());
       await assert.rejects(ledger.charge(wallet, 6, chatUsage()), InsufficientCredits);
       await ledger.charge(wallet, 0, chatUsage());
-      await ledger.charge(wallet, 4, chatUsage({ kind: 'tool', model: null, tools: { get_price: 1 }, promptTokens: 0, completionTokens: 0 }));
+      await ledger.charge(
+        wallet,
+        4,
+        chatUsage({ kind: 'tool', model: null, tools: { get_price: 1 }, promptTokens: 0, completionTokens: 0 }),
+      );
       const records = await recordsOf();
       assert.deepEqual(
         records.map((r) => [r.kind, r.credits]),
@@ -517,7 +521,14 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       await ledger.grant(wallet, 3, 'grant-key-1');
       await ledger.grant(wallet, 3, 'grant-key-1');
       clock += 1;
-      const payment = { wallet, source: 'x402' as const, externalId: newPaymentId(), units: 25_000n, unitsPerCredit: 10_000n, remainderKey: 'usdc' };
+      const payment = {
+        wallet,
+        source: 'x402' as const,
+        externalId: newPaymentId(),
+        units: 25_000n,
+        unitsPerCredit: 10_000n,
+        remainderKey: 'usdc',
+      };
       await ledger.creditExternal(payment);
       await ledger.creditExternal(payment);
       const deposit = { ...payment, source: 'deposit' as const, externalId: newPaymentId(), units: 10_000n };
@@ -585,8 +596,32 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       const steps: Array<[number, SpendUsage, number]> = [
         [0, chatUsage({ model: 'conductor', keyId: 'key_a', requestId: 'r1' }), 5],
         [day, chatUsage({ model: 'operator', keyId: 'key_b', requestId: 'r2' }), 7],
-        [day, chatUsage({ kind: 'tool', model: null, keyId: 'key_a', requestId: 'r3', tools: { get_price: 1 }, promptTokens: 0, completionTokens: 0 }), 1],
-        [2 * day, chatUsage({ kind: 'mcp', model: null, keyId: null, requestId: 'r4', tools: { web_search: 1 }, promptTokens: 0, completionTokens: 0 }), 1],
+        [
+          day,
+          chatUsage({
+            kind: 'tool',
+            model: null,
+            keyId: 'key_a',
+            requestId: 'r3',
+            tools: { get_price: 1 },
+            promptTokens: 0,
+            completionTokens: 0,
+          }),
+          1,
+        ],
+        [
+          2 * day,
+          chatUsage({
+            kind: 'mcp',
+            model: null,
+            keyId: null,
+            requestId: 'r4',
+            tools: { web_search: 1 },
+            promptTokens: 0,
+            completionTokens: 0,
+          }),
+          1,
+        ],
         [2 * day, chatUsage({ model: 'conductor', keyId: 'key_a', requestId: 'r5' }), 3],
       ];
       const start = clock;
@@ -620,10 +655,13 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       assert.deepEqual(await ids({ from: start + day, to: start + 2 * day }), ['r3', 'r2']);
       assert.deepEqual(await ids({ from: start + day, kind: 'chat', keyId: 'key_a' }), ['r5']);
 
-      assert.deepEqual(await subject.usage.totals({ wallet, kind: 'chat' }, 'model'), [
-        { group: 'conductor', records: 2, spent: 8, added: 0, prompt_tokens: 1_800, completion_tokens: 80 },
-        { group: 'operator', records: 1, spent: 7, added: 0, prompt_tokens: 900, completion_tokens: 40 },
-      ].map((t) => ({ ...t })));
+      assert.deepEqual(
+        await subject.usage.totals({ wallet, kind: 'chat' }, 'model'),
+        [
+          { group: 'conductor', records: 2, spent: 8, added: 0, prompt_tokens: 1_800, completion_tokens: 80 },
+          { group: 'operator', records: 1, spent: 7, added: 0, prompt_tokens: 900, completion_tokens: 40 },
+        ].map((t) => ({ ...t })),
+      );
       const byKey = await subject.usage.totals({ wallet, from: start }, 'key');
       assert.deepEqual(
         byKey.map((t) => [t.group, Number(t.records), Number(t.spent), Number(t.added)]),

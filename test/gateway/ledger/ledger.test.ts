@@ -396,7 +396,11 @@ describe('charging helper', () => {
     // Another request's settle reports the ledger's balance (30: the claims have not been charged yet); they still count.
     const other = charger.begin(wallet, ORIGIN);
     await other.cover(1);
-    assert.equal(charger.begin(wallet, ORIGIN).claimChargeAtEnd(5), false, '29 less 20 claimed does not cover 2 × 5: the hold taken counts');
+    assert.equal(
+      charger.begin(wallet, ORIGIN).claimChargeAtEnd(5),
+      false,
+      '29 less 20 claimed does not cover 2 × 5: the hold taken counts',
+    );
     await other.settle(0);
     assert.equal(charger.begin(wallet, ORIGIN).claimChargeAtEnd(6), false, '30 less 20 claimed does not cover 2 × 6');
     await first.settle(1);
