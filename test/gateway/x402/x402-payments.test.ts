@@ -10,6 +10,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { parseSignature, type Address, type Hex } from 'viem';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
+import Anthropic from '@anthropic-ai/sdk';
 import { startEvmNode, type EvmNode } from '../../helpers/evm-node.js';
 import { startRpcProxy, type JsonRpcCall, type RpcProxy } from '../../helpers/rpc-proxy.js';
 import { settlementState, type SettlementQuery } from '../../../gateway/x402/settlement-reads.js';
@@ -270,6 +271,34 @@ test('POST /v1/responses pays the same way (responses.create with the paying fet
     [402, 200],
   );
   assert.equal(decode(seen[0].headers.get('payment-required')).resource.url, `${gateway.config.server.publicUrl}/v1/responses`);
+  assert.equal(decode(seen[1].headers.get('payment-response')).success, true);
+  const balance = await gateway.ledger.balance(payer.wallet);
+  assert.equal(balance.total_deposited, Number(TOP_UP));
+  assert.equal(balance.credits + balance.total_spent, Number(TOP_UP));
+});
+
+test('POST /v1/messages pays the same way: the 402 in the Anthropic shape carries the offer (messages.create with the paying fetch)', async () => {
+  const payer = await fundedPayer();
+  upstream.script({ text: 'A paid message.' });
+  const seen: Exchange[] = [];
+  const anthropic = new Anthropic({
+    baseURL: gateway.url,
+    apiKey: payer.key,
+    defaultHeaders: { 'x-wallet-address': payer.wallet },
+    maxRetries: 0,
+    fetch: payingFetch(payer.account, seen),
+  });
+  const message = await anthropic.messages.create({ model: ask.model, max_tokens: 100, messages: ask.messages });
+  assert.deepEqual(message.content, [{ type: 'text', text: 'A paid message.' }]);
+  assert.deepEqual(
+    seen.map((e) => e.status),
+    [402, 200],
+  );
+  const refused = seen[0].body as { type: string; error: { type: string; message: string } };
+  assert.equal(refused.type, 'error');
+  assert.equal(refused.error.type, 'billing_error');
+  assert.match(refused.error.message, /^insufficient_credits: /);
+  assert.equal(decode(seen[0].headers.get('payment-required')).resource.url, `${gateway.config.server.publicUrl}/v1/messages`);
   assert.equal(decode(seen[1].headers.get('payment-response')).success, true);
   const balance = await gateway.ledger.balance(payer.wallet);
   assert.equal(balance.total_deposited, Number(TOP_UP));
@@ -757,7 +786,7 @@ test('at start the gateway asks the facilitator what it settles (GET /supported)
 
 test('/openapi.json documents PAYMENT-SIGNATURE, PAYMENT-RESPONSE and the 402 offer on the routes that take payments', async () => {
   const document = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as any;
-  for (const path of ['/v1/chat/completions', '/v1/responses', '/v1/tools/execute']) {
+  for (const path of ['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/tools/execute']) {
     const operation = document.paths[path].post;
     assert.ok(
       operation.parameters.some((p: { name: string; in: string }) => p.name === 'payment-signature' && p.in === 'header'),
