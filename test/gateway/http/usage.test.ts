@@ -159,6 +159,22 @@ test('tool runs (/v1/tools/execute and /mcp) and responses write their kinds; th
   );
 });
 
+test('a /v1/messages request writes a message record with its tokens and model', async () => {
+  const { wallet, key, keyId } = await fundedWallet(20);
+  upstream.script({ text: 'Hello from messages.', usage: { prompt_tokens: 1200, completion_tokens: 300 } });
+  const res = await fetch(`${gateway.url}/v1/messages`, {
+    method: 'POST',
+    headers: authHeaders(key, wallet),
+    body: JSON.stringify({ model: 'conductor', max_tokens: 200, messages: [{ role: 'user', content: 'Hi' }] }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  const { body } = await usage(key, wallet, '?kind=message');
+  assert.deepEqual(
+    body.data.map((r: any) => [r.kind, r.model, r.prompt_tokens, r.completion_tokens, r.credits, r.key_id, r.request_id]),
+    [['message', 'svc-32b-conductor', 1200, 300, 2, keyId, res.headers.get('x-request-id')]],
+  );
+});
+
 test('paging newest first with next_cursor, filters by kind, key and time; bad queries are 400 in the error shape', async () => {
   const { wallet, key, keyId } = await fundedWallet(30);
   const other = await gateway.apiKeys.create({ address: wallet, name: 'second', verified: true });
