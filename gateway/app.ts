@@ -149,7 +149,8 @@ export function createApp(deps: AppDeps): Koa {
   const walletOnly = guard([requireWallet(), walletBudget]);
   const keyOfWallet = guard([requireWallet(), auth('always'), walletBudget]);
   registerKeyRoutes(router, { accounts: stores, freeMode: config.freeMode, walletOnly, keyOfWallet });
-  // No key limits yet: every key sees its wallet's records (the hook for keys confined to their own).
+  // No key limits on this branch yet, so every key sees its wallet's records. The hook for keys
+  // confined to their own: with key limits, `(ctx) => (keyLimitsOf(ctx) ? ctx.state.apiKey?.id : undefined)`.
   registerCreditRoutes(router, gated, { ledger: stores.ledger, usage: stores.usage, ownRecordsOnly: () => undefined });
   registerDepositRoutes(router, { chains: deps.depositChains, store: stores.deposits, walletOnly, gated });
   registerAdminRoutes(router, { adminToken: config.adminToken, ledger: stores.ledger, usage: stores.usage, jsonBody: readJson });

@@ -1,14 +1,21 @@
 /**
  * GET /credits/usage and GET /admin/credits/:address/usage on the real gateway (credits on,
- * embedded ledger): what chats, tool runs, MCP calls, responses and grants write, paging and
- * filters over HTTP, one wallet never seeing another's, and free mode writing nothing.
+ * embedded ledger): what chats, tool runs, MCP calls, responses, messages and grants write, paging
+ * and filters over HTTP, one wallet never seeing another's, the retention sweep, and free mode
+ * writing nothing.
  */
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
-import { authHeaders, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { authHeaders, startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { openSqlite } from '../../../gateway/storage/sqlite/sqlite-connection.js';
+import { openEmbeddedLedger } from '../../../gateway/ledger/embedded-ledger.js';
+import { STORE_FILE } from '../../../gateway/storage/sqlite/keyv-store.js';
 import { postChat, startChatGateway } from '../chat/chat-harness.js';
 
 const ADMIN_TOKEN = 'usage-admin-token-0123456789';
@@ -278,6 +285,63 @@ test('the operator reads any wallet at GET /admin/credits/:address/usage; an adm
   );
   const refused = await fetch(`${gateway.url}/admin/credits/${wallet}/usage`, { headers: { authorization: 'Bearer wrong' } });
   assert.equal(refused.status, 401);
+});
+
+test('records older than usage.retentionDays are swept at start (and hourly); balances stay as they were', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sy-usage-retention-'));
+  const wallet = '0x' + '5e'.repeat(20);
+  const day = 86_400_000;
+  try {
+    // Records written 40 and 10 days ago, by a ledger on that clock.
+    let clock = Date.now() - 40 * day;
+    const db = await openSqlite(join(dataDir, STORE_FILE));
+    const ledger = await openEmbeddedLedger(db, { reservationTtlMs: 60_000, now: () => clock });
+    await ledger.grant(wallet, 50);
+    await ledger.charge(wallet, 5, {
+      kind: 'tool',
+      requestId: 'old',
+      keyId: null,
+      model: null,
+      tools: { echo: 1 },
+      promptTokens: 0,
+      completionTokens: 0,
+    });
+    clock += 30 * day;
+    await ledger.charge(wallet, 3, {
+      kind: 'tool',
+      requestId: 'recent',
+      keyId: null,
+      model: null,
+      tools: { echo: 1 },
+      promptTokens: 0,
+      completionTokens: 0,
+    });
+    await ledger.stop();
+    await db.close();
+
+    const kept = await startTestGateway({
+      dataDir,
+      config: (json) => void (json.freeMode = false),
+      env: { ADMIN_TOKEN, USAGE_RETENTION_DAYS: '30' },
+    });
+    try {
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const requestIds = async () =>
+        ((await (await fetch(`${kept.url}/admin/credits/${wallet}/usage`, { headers: admin })).json()) as any).data.map(
+          (r: any) => r.request_id,
+        );
+      // The start's sweep runs beside the first requests: wait for it to have deleted the old two.
+      for (let ids = await requestIds(); ids.length !== 1; ids = await requestIds()) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.deepEqual(await requestIds(), ['recent']);
+      assert.deepEqual(await kept.ledger.balance(wallet), { address: wallet, credits: 42, total_deposited: 50, total_spent: 8 });
+    } finally {
+      await kept.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test('free mode writes no usage records', async () => {
