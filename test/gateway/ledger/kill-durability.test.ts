@@ -5,7 +5,8 @@
  * killed process's holds came back with the restart); and the usage records equal the charges,
  * one per charged chat, adding up to total_spent (each written in its charge's commit). The built
  * gateway runs as `npm start` runs it, with no tool servers, against a zero-latency upstream in
- * this process.
+ * this process: in embedded mode (a restart on the same DATA_DIR), and in cluster mode (a restart
+ * on the same PostgreSQL database).
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,9 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { startBuiltGateway, type BuiltGateway } from '../spawn-built-gateway.js';
 import { ADMIN_TOKEN, ALICE, PUBLIC_URL, mintVerifiedKey } from '../../helpers/accounts.js';
+import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
+
+const services = await clusterServices();
 
 const dir = mkdtempSync(join(tmpdir(), 'sy-kill-'));
 const running: BuiltGateway[] = [];
@@ -25,7 +29,22 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('kill -9 under paid load loses no charge a client saw, and the totals add up after restart', async () => {
+test('kill -9 under paid load loses no charge a client saw, and the totals add up after restart', () => killUnderLoad({}));
+
+test(
+  'cluster mode: kill -9 under paid load, restart on the same PostgreSQL: the same, with every usage record',
+  { skip: services.skip },
+  async () => {
+    const database = await freshDatabase();
+    try {
+      await killUnderLoad({ DATABASE_URL: database.url });
+    } finally {
+      await database.drop();
+    }
+  },
+);
+
+async function killUnderLoad(modeEnv: Record<string, string>): Promise<void> {
   const upstream = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -44,7 +63,8 @@ test('kill -9 under paid load loses no charge a client saw, and the totals add u
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
-  const configPath = join(dir, 'gateway.json');
+  const runDir = mkdtempSync(join(dir, 'run-'));
+  const configPath = join(runDir, 'gateway.json');
   writeFileSync(
     configPath,
     JSON.stringify({
@@ -60,8 +80,8 @@ test('kill -9 under paid load loses no charge a client saw, and the totals add u
       mcpServers: {},
     }),
   );
-  const dataDir = join(dir, 'data');
-  const env = { SWITCHYARD_CONFIG: configPath, DATA_DIR: dataDir };
+  const dataDir = join(runDir, 'data');
+  const env = { SWITCHYARD_CONFIG: configPath, DATA_DIR: dataDir, ...modeEnv };
   const wallet = ALICE.address.toLowerCase();
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
   try {
@@ -70,7 +90,7 @@ test('kill -9 under paid load loses no charge a client saw, and the totals add u
     const key = await mintVerifiedKey(first, ALICE);
     const granted = await fetch(`${first.url}/admin/credits/grant`, {
       method: 'POST',
-      headers: { ...admin, 'idempotency-key': 'kill-test' },
+      headers: { ...admin, 'idempotency-key': `kill-test-${Object.keys(modeEnv).join()}` },
       body: JSON.stringify({ address: wallet, amount: 1_000_000 }),
     });
     assert.equal(granted.status, 200);
@@ -157,4 +177,4 @@ test('kill -9 under paid load loses no charge a client saw, and the totals add u
   } finally {
     upstream.close();
   }
-});
+}
