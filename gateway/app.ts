@@ -41,7 +41,7 @@ import type { X402Payments } from './x402/payments.js';
 import { x402Payment } from './http/middleware/x402-payment.js';
 import { traceRequest } from './http/middleware/trace-request.js';
 import type { Tracing } from './tracing/trace-span.js';
-import { assertModelAllowed, assertToolAllowed, keyBudgetBeforePayment, keyLimitsOf } from './http/key-scope.js';
+import { assertModelAllowed, assertToolAllowed, keyBudgetBeforePayment } from './http/key-scope.js';
 import type { KnownNames } from './http/key-limits-body.js';
 
 export interface AppDeps {
@@ -177,9 +177,7 @@ export function createApp(deps: AppDeps): Koa {
     modelId: (name) => config.models.find((model) => model.id === name || model.alias === name)?.id,
   };
   registerKeyRoutes(router, { accounts: stores, known, freeMode: config.freeMode, walletOnly, keyOfWallet });
-  // A key carrying limits sees only its own usage records; a key without (or a wallet) sees the wallet's.
-  const ownRecordsOnly = (ctx: Context) => (keyLimitsOf(ctx) ? ctx.state.apiKey?.id : undefined);
-  registerCreditRoutes(router, gated, { ledger: stores.ledger, usage: stores.usage, ownRecordsOnly });
+  registerCreditRoutes(router, gated, { ledger: stores.ledger, usage: stores.usage });
   registerDepositRoutes(router, { chains: deps.depositChains, store: stores.deposits, walletOnly, gated });
   registerAdminRoutes(router, {
     adminToken: config.adminToken,

@@ -1,18 +1,19 @@
 /**
  * `GET /credits/balance` → `{address, credits, total_deposited, total_spent}` for the calling
  * wallet (integers; an unknown wallet is all zeros). `credits` is what can be spent now.
- * `GET /credits/usage` → the wallet's usage records, newest first (http/usage-query.ts), or
- * their totals per day, model or key.
+ * `GET /credits/usage` → the wallet's usage records, newest first (ledger/usage-query.ts), or
+ * their totals per day, model or key; a key carrying limits sees only its own (key-scope.ts).
  *
  * @example
- *   registerCreditRoutes(router, gated, { ledger: stores.ledger, usage: stores.usage, ownRecordsOnly: () => undefined })
+ *   registerCreditRoutes(router, gated, { ledger: stores.ledger, usage: stores.usage })
  */
 import type Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { UsageHistory } from '../../ledger/usage.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { ownRecordsOnly } from '../key-scope.js';
 import { balanceSchema, json, type RouteDoc } from '../openapi/route-doc.js';
 import { usageAnswer, usageQuerySchema } from '../../ledger/usage-query.js';
 import { usageListSchema, usageTotalsSchema } from '../openapi/usage-schemas.js';
@@ -20,12 +21,6 @@ import { usageListSchema, usageTotalsSchema } from '../openapi/usage-schemas.js'
 export interface CreditRouteDeps {
   ledger: Ledger;
   usage: UsageHistory;
-  /**
-   * The hook for keys that may see only their own records (a key with any limit, issue 42's key
-   * limits): the key id the request's records are confined to, or undefined when it sees the
-   * whole wallet's. Resolved per request from the key record.
-   */
-  ownRecordsOnly: (ctx: Context) => Promise<string | undefined> | string | undefined;
 }
 
 export function registerCreditRoutes(router: Router, guard: Middleware, deps: CreditRouteDeps): void {
@@ -34,7 +29,7 @@ export function registerCreditRoutes(router: Router, guard: Middleware, deps: Cr
   });
 
   router.get('/credits/usage', guard, async (ctx) => {
-    ctx.body = await usageAnswer(deps.usage, callerWallet(ctx), ctx.query, await deps.ownRecordsOnly(ctx));
+    ctx.body = await usageAnswer(deps.usage, callerWallet(ctx), ctx.query, ownRecordsOnly(ctx));
   });
 }
 
