@@ -17,7 +17,10 @@ import { join, relative, resolve } from 'node:path';
 export const ROOT = resolve(import.meta.dirname, '../..');
 
 export type Marker =
-  { kind: 'run'; id: string; after?: string } | { kind: 'config' } | { kind: 'elsewhere'; test: string } | { kind: 'skip'; reason: string };
+  | { kind: 'run'; id: string; after?: string }
+  | { kind: 'config'; at?: string }
+  | { kind: 'elsewhere'; test: string }
+  | { kind: 'skip'; reason: string };
 
 export interface DocBlock {
   /** The page, relative to the repository root. */
@@ -141,7 +144,7 @@ export function programOf(blocks: DocBlock[], id: string): { block: DocBlock; co
   for (let current: DocBlock | undefined = block; current;) {
     if (chain.includes(current)) throw new Error(`after= loops through id=${id}`);
     chain.unshift(current);
-    const after = (current.marker as { after?: string }).after;
+    const after: string | undefined = (current.marker as { after?: string }).after;
     current = after ? byId.get(after) : undefined;
   }
   return { block, code: chain.map((b) => b.code).join('\n') };
