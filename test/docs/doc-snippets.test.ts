@@ -6,18 +6,25 @@
  * through parseConfig; the `ts` programs type-check. Each runnable block has a scenario here: the
  * gateway it needs (free mode, or credits on with a funded key), what the model answers, the
  * variables the page names, and what its output must show. A block that drifts from the code fails.
+ * The payment snippets run on docs/payments.md's own recipe: `scripts/try-payments.ts` (a Hardhat
+ * chain, an EIP-3009 token, a facilitator) started as the page says, and the built gateway started
+ * with the variables it prints.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { once } from 'node:events';
+import { privateKeyToAccount } from 'viem/accounts';
 import { parseConfig } from '../../gateway/config.js';
 import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../fixtures/upstream/scripted-upstream.js';
 import { ADMIN_TOKEN, ALICE, BOB, PUBLIC_URL, mintVerifiedKey } from '../helpers/accounts.js';
 import { WALLET_CHECKSUMMED } from '../helpers/gateway.js';
 import { startBuiltGateway, type BuiltGateway } from '../gateway/spawn-built-gateway.js';
 import { allBlocks, markerProblems, programOf, ROOT, type DocBlock } from './doc-blocks.js';
-import { runSnippet, typecheck, type RunResult } from './doc-runner.js';
+import { runSnippet, typecheck, withPlaceholders, type RunResult } from './doc-runner.js';
 
 type Gateway = BuiltGateway & { url: string };
 
@@ -25,8 +32,11 @@ type Gateway = BuiltGateway & { url: string };
 const BOB_PRIVATE_KEY = '0x59c6995e998f97a5a0044966f0945bc28fdc8b4ffba55e6575c65a3fb3f41eb1';
 
 interface Scenario {
-  /** `free`: FREE_MODE=true; `paid`: credits on, ALICE funded, SWITCHYARD_KEY a key of hers. */
-  gateway: 'free' | 'paid';
+  /**
+   * `free`: FREE_MODE=true; `paid`: credits on, ALICE funded, SWITCHYARD_KEY a key of hers;
+   * `payments`: the try-payments recipe's gateway, its payer's PRIVATE_KEY and a key of the payer (no credits).
+   */
+  gateway: 'free' | 'paid' | 'payments';
   /** What the model answers, in order (then the scripted upstream's default, "ok"). */
   turns?: Turn[];
   env?: (gateway: Gateway) => Record<string, string>;
@@ -44,6 +54,31 @@ let upstream: ScriptedUpstream;
 let free: Gateway;
 let paid: Gateway;
 let aliceKey: string;
+let recipe: { child: ChildProcess; dir: string; env: Record<string, string> };
+let payments: Gateway;
+let payerKey: string;
+
+/** `npx tsx scripts/try-payments.ts`, as docs/payments.md runs it: resolves once it printed "ready", with the variables it printed. */
+async function startRecipe(): Promise<typeof recipe> {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-try-payments-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/try-payments.ts', '--dir', dir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8');
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: string) => {
+      out += chunk;
+      if (out.includes('\nready:')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`scripts/try-payments.ts exited (${code}):\n${out}`)));
+  });
+  const exported = /^export (.+)$/m.exec(out);
+  assert.ok(exported, `the recipe printed no export line:\n${out}`);
+  const env = Object.fromEntries(exported[1].split(' ').map((pair) => pair.split('=', 2) as [string, string]));
+  return { child, dir, env };
+}
 
 async function admin(gateway: Gateway, path: string, body?: unknown): Promise<Record<string, any>> {
   const res = await fetch(`${gateway.url}${path}`, {
@@ -147,6 +182,22 @@ const scenarios: Record<string, Scenario> = {
       assert.ok(continued.includes('It holds 1.5 ETH.'), 'previous_response_id carried the first answer');
     },
   },
+  'x402-pay': {
+    gateway: 'payments',
+    turns: [{ text: 'Paid, and answered.' }],
+    check({ stdout }) {
+      assert.match(stdout, /^Paid, and answered\.\n/);
+      const [, credits, deposited, spent] = /credits: (\d+),\s+total_deposited: (\d+),\s+total_spent: (\d+)/.exec(stdout) ?? [];
+      assert.ok(Number(deposited) >= 100, `a top-up of 100 credits or more: ${stdout}`);
+      assert.ok(Number(spent) >= 1 && Number(credits) === Number(deposited) - Number(spent), stdout);
+    },
+  },
+  deposit: {
+    gateway: 'payments',
+    check({ stdout }) {
+      assert.match(stdout, /^500 credits for 0x[0-9a-f]{64}\n$/, '5 TUSD at 0.01 TUSD a credit');
+    },
+  },
   'mcp-client': {
     gateway: 'paid',
     check({ stdout }) {
@@ -163,12 +214,24 @@ const runnable = blocks.filter((b): b is DocBlock & { marker: { kind: 'run'; id:
 before(async () => {
   upstream = await startScriptedUpstream();
   const env = { UPSTREAM_BASE_URL: upstream.baseUrl, ADMIN_TOKEN, PUBLIC_URL };
-  [free, paid] = await Promise.all([startBuiltGateway({ ...env, FREE_MODE: 'true' }), startBuiltGateway({ ...env, FREE_MODE: 'false' })]);
+  recipe = await startRecipe();
+  const { SWITCHYARD_CONFIG, DATA_DIR, RPC_URL_LOCAL } = recipe.env;
+  [free, paid, payments] = await Promise.all([
+    startBuiltGateway({ ...env, FREE_MODE: 'true' }),
+    startBuiltGateway({ ...env, FREE_MODE: 'false' }),
+    startBuiltGateway({ ...env, SWITCHYARD_CONFIG, DATA_DIR, RPC_URL_LOCAL }),
+  ]);
   await admin(paid, '/admin/credits/grant', { address: ALICE.address, amount: 1000 });
   aliceKey = await mintVerifiedKey(paid, ALICE, 'doc-tests');
+  payerKey = await mintVerifiedKey(payments, privateKeyToAccount(recipe.env.PRIVATE_KEY as `0x${string}`), 'doc-tests');
 });
 after(async () => {
-  await Promise.all([free?.cleanup(), paid?.cleanup()]);
+  await Promise.all([free?.cleanup(), paid?.cleanup(), payments?.cleanup()]);
+  if (recipe) {
+    recipe.child.kill('SIGTERM'); // the recipe's Ctrl-C: it stops its chain and facilitator
+    if (recipe.child.exitCode === null) await once(recipe.child, 'exit');
+    rmSync(recipe.dir, { recursive: true, force: true });
+  }
   await upstream?.close();
 });
 
@@ -187,8 +250,11 @@ test('every config block is a config the gateway takes, placed in the shipped co
   assert.ok(configs.length >= 4);
   for (const block of configs) {
     const { at } = block.marker as { at?: string };
-    const text = block.code.trim().startsWith('"') ? `{${block.code}}` : block.code;
-    const parsed = JSON.parse(text.replace(/0xYourTreasury/g, '0x00000000000000000000000000000000000000a1')) as Record<string, unknown>;
+    const text = withPlaceholders(block.code.trim().startsWith('"') ? `{${block.code}}` : block.code, {
+      gatewayUrl: 'http://127.0.0.1:8080',
+      wallet: WALLET_CHECKSUMMED,
+    });
+    const parsed = JSON.parse(text) as Record<string, unknown>;
     const fragment = at ? { [at]: parsed } : parsed;
     const merged = { ...shipped, ...fragment };
     if (fragment.mcpServers) merged.mcpServers = { ...(shipped.mcpServers as object), ...(fragment.mcpServers as object) };
@@ -208,11 +274,18 @@ for (const block of runnable) {
   test(`${block.file}:${block.line} (${id}) runs as written`, async () => {
     const scenario = scenarios[id];
     assert.ok(scenario, `no scenario for ${id}`);
-    const gateway = scenario.gateway === 'free' ? free : paid;
+    const gateway = { free, paid, payments }[scenario.gateway];
     upstream.reset();
     upstream.script(...(scenario.turns ?? []));
-    const wallet = scenario.gateway === 'free' ? WALLET_CHECKSUMMED : ALICE.address;
-    const env = { ...(scenario.gateway === 'paid' ? { SWITCHYARD_KEY: aliceKey } : {}), ...scenario.env?.(gateway) };
+    const { wallet, env: gatewayEnv } = {
+      free: { wallet: WALLET_CHECKSUMMED, env: {} },
+      paid: { wallet: ALICE.address, env: { SWITCHYARD_KEY: aliceKey } },
+      payments: {
+        wallet: privateKeyToAccount(recipe.env.PRIVATE_KEY as `0x${string}`).address,
+        env: { SWITCHYARD_KEY: payerKey, PRIVATE_KEY: recipe.env.PRIVATE_KEY, RPC_URL_LOCAL: recipe.env.RPC_URL_LOCAL },
+      },
+    }[scenario.gateway];
+    const env = { ...gatewayEnv, ...scenario.env?.(gateway) };
     const result = await runSnippet(block.lang, programOf(blocks, id).code, {
       gatewayUrl: gateway.url,
       wallet,
