@@ -22,7 +22,7 @@ import { parseConfig } from '../../gateway/config.js';
 import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../fixtures/upstream/scripted-upstream.js';
 import { ADMIN_TOKEN, ALICE, BOB, PUBLIC_URL, mintVerifiedKey } from '../helpers/accounts.js';
 import { WALLET_CHECKSUMMED } from '../helpers/gateway.js';
-import { startBuiltGateway, type BuiltGateway } from '../gateway/spawn-built-gateway.js';
+import { spawnBuiltGateway, waitForLogLine, type BuiltGateway } from '../gateway/spawn-built-gateway.js';
 import { allBlocks, markerProblems, programOf, ROOT, type DocBlock } from './doc-blocks.js';
 import { runSnippet, typecheck, withPlaceholders, type RunResult } from './doc-runner.js';
 
@@ -57,6 +57,21 @@ let aliceKey: string;
 let recipe: { child: ChildProcess; dir: string; env: Record<string, string> };
 let payments: Gateway;
 let payerKey: string;
+
+/**
+ * The built gateway with `env`, once it listens. Three start at once here, each with the four shipped
+ * tool servers beside a Hardhat node: on a loaded 2-core machine that takes longer than the helper's 30 s.
+ */
+async function startGateway(env: Record<string, string>): Promise<Gateway> {
+  const gateway = spawnBuiltGateway(env);
+  try {
+    const line = await waitForLogLine(gateway, (l) => l.msg === 'gateway listening', 150_000);
+    return Object.assign(gateway, { url: String(line.url) });
+  } catch (err) {
+    await gateway.cleanup();
+    throw err;
+  }
+}
 
 /** `npx tsx scripts/try-payments.ts`, as docs/payments.md runs it: resolves once it printed "ready", with the variables it printed. */
 async function startRecipe(): Promise<typeof recipe> {
@@ -216,11 +231,15 @@ before(async () => {
   const env = { UPSTREAM_BASE_URL: upstream.baseUrl, ADMIN_TOKEN, PUBLIC_URL };
   recipe = await startRecipe();
   const { SWITCHYARD_CONFIG, DATA_DIR, RPC_URL_LOCAL } = recipe.env;
-  [free, paid, payments] = await Promise.all([
-    startBuiltGateway({ ...env, FREE_MODE: 'true' }),
-    startBuiltGateway({ ...env, FREE_MODE: 'false' }),
-    startBuiltGateway({ ...env, SWITCHYARD_CONFIG, DATA_DIR, RPC_URL_LOCAL }),
+  const started = await Promise.allSettled([
+    startGateway({ ...env, FREE_MODE: 'true' }),
+    startGateway({ ...env, FREE_MODE: 'false' }),
+    startGateway({ ...env, SWITCHYARD_CONFIG, DATA_DIR, RPC_URL_LOCAL }),
   ]);
+  // Those that started are stopped by `after` even when another did not.
+  [free, paid, payments] = started.map((result) => (result.status === 'fulfilled' ? result.value : undefined)) as Gateway[];
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
   await admin(paid, '/admin/credits/grant', { address: ALICE.address, amount: 1000 });
   aliceKey = await mintVerifiedKey(paid, ALICE, 'doc-tests');
   payerKey = await mintVerifiedKey(payments, privateKeyToAccount(recipe.env.PRIVATE_KEY as `0x${string}`), 'doc-tests');
