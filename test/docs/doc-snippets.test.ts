@@ -213,6 +213,14 @@ const scenarios: Record<string, Scenario> = {
       assert.match(stdout, /^500 credits for 0x[0-9a-f]{64}\n$/, '5 TUSD at 0.01 TUSD a credit');
     },
   },
+  messages: {
+    gateway: 'free',
+    turns: [timeCall('UTC'), { text: 'It holds 1.5 ETH.' }, { text: 'Gas on Base is 0.01 gwei.' }],
+    check({ stdout }) {
+      assert.match(stdout, /^\[ 'mcp_tool_use', 'mcp_tool_result', 'text' \]\n/);
+      assert.ok(stdout.endsWith('Gas on Base is 0.01 gwei.'), stdout);
+    },
+  },
   'mcp-client': {
     gateway: 'paid',
     check({ stdout }) {
