@@ -92,7 +92,27 @@ export class StreamAssembler {
     } catch {
       return;
     }
-    if (!isObject(chunk)) return;
+    if (isObject(chunk)) this.take(chunk, data);
+  }
+
+  /**
+   * Feed a whole JSON `chat.completion` (`choices[].message`, `usage`). Unlike a stream's odd
+   * event, a body that is no completion is the answer itself gone wrong: 502 `upstream_error`.
+   */
+  pushCompletion(body: string): void {
+    let completion: unknown;
+    try {
+      completion = JSON.parse(body);
+    } catch {
+      completion = undefined;
+    }
+    if (!isObject(completion) || (!Array.isArray(completion.choices) && (completion.error === undefined || completion.error === null))) {
+      throw upstreamBadGateway(this.modelId, 'the answer is not a chat completion');
+    }
+    this.take(completion, body);
+  }
+
+  private take(chunk: Json, data: string): void {
     if (chunk.error !== undefined && chunk.error !== null) {
       throw upstreamStreamError(this.modelId, data);
     }
