@@ -13,7 +13,7 @@
  *   const round = assembler.finish() // { text: 'Hi', toolCalls: [], usage: undefined, ... }
  */
 import { ThinkFilter } from './think-filter.js';
-import { upstreamBadGateway, upstreamStreamError } from './upstream-errors.js';
+import { upstreamBadGateway, upstreamNotACompletion, upstreamStreamError } from './upstream-errors.js';
 import type { UpstreamToolCall } from './chat-types.js';
 
 export interface StreamAssemblerOptions {
@@ -97,7 +97,8 @@ export class StreamAssembler {
 
   /**
    * Feed a whole JSON `chat.completion` (`choices[].message`, `usage`). Unlike a stream's odd
-   * event, a body that is no completion is the answer itself gone wrong: 502 `upstream_error`.
+   * event, a body that is no completion is the answer itself gone wrong: 502 `upstream_error`,
+   * which another deployment may answer instead.
    */
   pushCompletion(body: string): void {
     let completion: unknown;
@@ -107,7 +108,7 @@ export class StreamAssembler {
       completion = undefined;
     }
     if (!isObject(completion) || (!Array.isArray(completion.choices) && (completion.error === undefined || completion.error === null))) {
-      throw upstreamBadGateway(this.modelId, 'the answer is not a chat completion');
+      throw upstreamNotACompletion(this.modelId);
     }
     this.take(completion, body);
   }

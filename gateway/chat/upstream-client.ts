@@ -29,6 +29,7 @@ import type { UpstreamMessage, FunctionTool } from './chat-types.js';
 import type { ChatAbort } from './chat-abort.js';
 import type { ClientToolChoice } from './client-tools.js';
 import type { UpstreamResponseFormat } from './answer-format.js';
+import { UpstreamBody } from './upstream-body.js';
 
 /** The per-call part of an upstream request; `model`, `stream` and `stream_options` are added here (StreamChatOptions.json). */
 export interface UpstreamChatParams {
@@ -113,11 +114,8 @@ export class UpstreamClient {
   private readonly headers: Record<string, string>;
   private readonly jsonHeaders: Record<string, string>;
   private readonly timeoutMs: number;
-  private readonly modelJson: string;
   private readonly maxResponseBytes: number;
-  private lastTools?: FunctionTool[];
-  /** The last tool list as UTF-8 JSON: copied into each body, never encoded again per call. */
-  private lastToolsBytes = Buffer.alloc(0);
+  private readonly bodies: UpstreamBody;
 
   constructor(private readonly options: UpstreamClientOptions) {
     const { deployment } = options;
@@ -136,40 +134,8 @@ export class UpstreamClient {
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
     this.jsonHeaders = { ...this.headers, accept: 'application/json' };
     this.timeoutMs = deployment.timeoutMs;
-    this.modelJson = JSON.stringify(deployment.model);
+    this.bodies = new UpstreamBody(JSON.stringify(deployment.model));
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-  }
-
-  /**
-   * The request body, as bytes. The tool list is the same for every call until a tool server
-   * changes, and most of the body's size: its JSON is encoded to UTF-8 once and copied into each
-   * body (its descriptions hold non-ASCII characters, which made every body a two-byte string to
-   * encode again per call).
-   */
-  private serialize(params: UpstreamChatParams, json: boolean): Buffer {
-    const { tools, messages } = params;
-    const mode = json ? '"stream":false' : '"stream":true,"stream_options":{"include_usage":true}';
-    let head = `{"model":${this.modelJson},${mode},"messages":${JSON.stringify(messages)}`;
-    for (const key in params) {
-      if (key === 'messages' || key === 'tools' || key === 'parallel_tool_calls') continue;
-      const value = params[key as keyof UpstreamChatParams];
-      if (value !== undefined) head += `,"${key}":${JSON.stringify(value)}`;
-    }
-    if (!tools || !tools.length) return Buffer.from(`${head}}`);
-    if (tools !== this.lastTools) {
-      this.lastTools = tools;
-      this.lastToolsBytes = Buffer.from(JSON.stringify(tools));
-    }
-    head += ',"tools":';
-    // llama.cpp parses one call per reply unless asked (its default is false; OpenAI's, vLLM's true).
-    const tail = `,"parallel_tool_calls":${params.parallel_tool_calls ?? true}}`;
-    const toolsBytes = this.lastToolsBytes;
-    const headBytes = Buffer.byteLength(head);
-    const body = Buffer.allocUnsafe(headBytes + toolsBytes.length + tail.length);
-    body.write(head, 0);
-    toolsBytes.copy(body, headBytes);
-    body.write(tail, headBytes + toolsBytes.length, 'latin1');
-    return body;
   }
 
   /** Where the upstream lives, safe for logs: origin and path, no credentials, no query. */
@@ -185,7 +151,7 @@ export class UpstreamClient {
    */
   async streamChat(params: UpstreamChatParams, options: StreamChatOptions): Promise<void> {
     const asked = options.json === true;
-    const body = this.serialize(params, asked);
+    const body = this.bodies.serialize(params, { stream: !asked });
     const { abort } = options;
     const firstTokenTimeoutMs = asked ? undefined : options.firstTokenTimeoutMs;
     if (abort.aborted) throw abort.reason;
