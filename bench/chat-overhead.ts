@@ -6,7 +6,8 @@
  *   shipped config's four tool servers (config/gateway.json: 18 tools offered on every call) in
  *   free mode and (s+) with credits on, and (t) a one-tool-round chat (1 connection only).
  * For each: req/s and p50/p99 at 1 connection (a sequential keep-alive loop timed with hrtime, for
- * sub-millisecond latencies) and at 50 connections (autocannon) with the server's CPU per request
+ * sub-millisecond latencies) and at 50 connections (wrk, one thread, when it is on PATH; else autocannon,
+ * or with `--autocannon`) with the server's CPU per request
  * (in all, and on its main thread: the rest is mostly V8's garbage-collection helpers), plus the
  * time to the first content byte of a streamed answer. Every server runs in its own process so the
  * load generator does not share their event loop; the gateway logs at info into a discarded stdout.
@@ -346,29 +347,95 @@ function cpuSeconds(pid: number): { all: number; main: number } {
   return { all: seconds(`/proc/${pid}/stat`), main: seconds(`/proc/${pid}/task/${pid}/stat`) };
 }
 
+/** What one window at 50 connections gave: requests in all and per second, latencies in ms. */
+interface Load {
+  total: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+/** wrk on PATH (the load generator the issue measured with, in C: it leaves the cores to the servers), else autocannon. */
+const WRK = process.argv.includes('--autocannon') ? undefined : spawnSync('wrk', ['--version']).error ? undefined : 'wrk';
+
+/** The Lua script wrk runs: the request, then one JSON line of what it saw. */
+function wrkScript(target: Target): string {
+  const headers = Object.entries(target.headers)
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+    .join('\n');
+  return `wrk.method = "POST"
+wrk.body = ${JSON.stringify(bodyFor(target, false))}
+${headers}
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('\\nRESULT {"total":%d,"us":%d,"errors":"connect %d, read %d, write %d, timeout %d","failed":%d,"non2xx":%d,"p50":%f,"p99":%f}\\n',
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.timeout, e.connect + e.read + e.write + e.timeout, e.status,
+    latency:percentile(50), latency:percentile(99)))
+end
+`;
+}
+
+async function load(target: Target, seconds: number): Promise<Load> {
+  const url = `${target.url}/v1/chat/completions`;
+  if (!WRK) {
+    const result = await autocannon({
+      url,
+      method: 'POST',
+      connections: 50,
+      duration: seconds,
+      headers: target.headers,
+      body: bodyFor(target, false),
+    });
+    if (result.non2xx || result.errors)
+      throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 connections`);
+    return { total: result.requests.total, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-wrk-'));
+  const script = join(dir, 'chat.lua');
+  writeFileSync(script, wrkScript(target));
+  try {
+    const out = await new Promise<string>((done, fail) => {
+      // A generous timeout: a loaded machine's p99 is not a failure.
+      const proc = spawn(WRK, ['-t1', '-c50', `-d${seconds}s`, '--timeout', '30s', '-s', script, url], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let text = '';
+      proc.stdout.on('data', (c: Buffer) => (text += c.toString()));
+      proc.once('error', fail);
+      proc.once('exit', (code) => (code === 0 ? done(text) : fail(new Error(`wrk exited with ${code}`))));
+    });
+    const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+    if (!line) throw new Error(`${target.name}: wrk printed no result:\n${out}`);
+    const r = JSON.parse(line.slice('RESULT '.length)) as {
+      total: number;
+      us: number;
+      errors: string;
+      failed: number;
+      non2xx: number;
+      p50: number;
+      p99: number;
+    };
+    if (r.non2xx || r.failed) throw new Error(`${target.name}: ${r.non2xx} non-2xx, socket errors (${r.errors}) at 50 connections`);
+    return { total: r.total, rps: r.total / (r.us / 1e6), p50: r.p50 / 1000, p99: r.p99 / 1000 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function concurrent(
   target: Target,
   seconds: number,
   pid: number,
 ): Promise<{ rps: number; p50: number; p99: number; cpu: number; cpuMain: number }> {
   const cpuBefore = cpuSeconds(pid);
-  const result = await autocannon({
-    url: `${target.url}/v1/chat/completions`,
-    method: 'POST',
-    connections: 50,
-    duration: seconds,
-    headers: target.headers,
-    body: bodyFor(target, false),
-  });
-  if (result.non2xx || result.errors)
-    throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors at 50 connections`);
+  const result = await load(target, seconds);
   const cpuAfter = cpuSeconds(pid);
-  countServed(target, result.requests.total);
-  const perRequest = (before: number, after: number) => ((after - before) / result.requests.total) * 1e6;
+  countServed(target, result.total);
+  const perRequest = (before: number, after: number) => ((after - before) / result.total) * 1e6;
   return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
+    rps: result.rps,
+    p50: result.p50,
+    p99: result.p99,
     cpu: perRequest(cpuBefore.all, cpuAfter.all),
     cpuMain: perRequest(cpuBefore.main, cpuAfter.main),
   };
@@ -548,7 +615,9 @@ async function main(): Promise<void> {
       runs > 1 ? `${r.median.toFixed(2)}× (runs ${r.low.toFixed(2)}–${r.high.toFixed(2)})` : `${r.median.toFixed(2)}×`;
 
     const fmt = (n: number, digits = 2) => (Number.isNaN(n) ? '-' : n.toFixed(digits)).padStart(8);
-    console.log(`\nchat overhead, zero-latency upstream, median of ${runs} interleaved runs (${seconds} s windows); latencies in ms`);
+    console.log(
+      `\nchat overhead, zero-latency upstream, median of ${runs} interleaved runs (${seconds} s windows, ${WRK ?? 'autocannon'} at 50 connections); latencies in ms`,
+    );
     console.log(
       `${'target'.padEnd(36)}  req/s@1  p50@1  p99@1  req/s@50 p50@50 p99@50  TTFB(stream) RSS idle/peak MB  CPU µs/req@50 (main thread)  CPU × (b)`,
     );
