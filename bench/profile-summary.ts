@@ -5,8 +5,8 @@
  * samples less `(idle)` and `(program)`). Shares, not times: on a loaded machine they are what stays
  * comparable from one profile to the next. A second profile prints beside the first, as before and after.
  *
- * Samples count from the first one inside the `--from` file (default routes/chat.js: the first chat
- * request), so start-up is left out.
+ * Samples count from the first one inside the `--from` function (default parseChatRequest: the
+ * first chat request; a path with a `/` names a file instead), so start-up is left out.
  *
  * `--requests N[,M]` (the requests each process served, which bench/chat-overhead.ts prints with
  * `--cpu-prof`) turns shares into µs per request.
@@ -50,14 +50,19 @@ function summarize(path: string, from: string): Summary {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile;
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
-  // Start-up (compiling modules, spawning tool servers) is no request's cost: count from the first
-  // sample taken inside a function of the `from` file.
+  // Start-up (compiling modules, registering routes, spawning tool servers) is no request's cost:
+  // count from the first sample taken inside the `from` function (its name, or its file).
   const parents = new Map<number, number>();
   for (const n of profile.nodes) for (const child of n.children ?? []) parents.set(child, n.id);
-  const inside = (id: number | undefined): boolean =>
-    id !== undefined && (nodes.get(id)!.callFrame.url.includes(from) || inside(parents.get(id)));
-  let first = profile.samples.findIndex((id) => inside(id));
-  if (first === -1) first = 0;
+  const inside = (id: number | undefined): boolean => {
+    for (; id !== undefined; id = parents.get(id)) {
+      const { functionName, url } = nodes.get(id)!.callFrame;
+      if (functionName === from || (from.includes('/') && url.includes(from))) return true;
+    }
+    return false;
+  };
+  const first = profile.samples.findIndex((id) => inside(id));
+  if (first === -1) throw new Error(`${path}: no sample inside ${from} (give --from)`);
   for (let i = first; i < profile.samples.length; i++) {
     // A sample's time is the delta to the next sample.
     const delta = profile.timeDeltas[i + 1] ?? 0;
@@ -108,7 +113,7 @@ const valueOf = (flag: string) => {
 };
 const top = Number(valueOf('--top') ?? 30);
 const match = valueOf('--match');
-const from = valueOf('--from') ?? 'routes/chat.js';
+const from = valueOf('--from') ?? 'parseChatRequest';
 const requests = valueOf('--requests')?.split(',').map(Number);
 const summaries = args.map((path) => summarize(path, from));
 if (requests && requests.length !== summaries.length) throw new Error('--requests takes one count per profile, comma-separated');
