@@ -27,6 +27,7 @@ import { depositRouteDocs, registerDepositRoutes, type DepositRouteDeps } from '
 import { adminRouteDocs, registerAdminRoutes } from './http/routes/admin.js';
 import { chatRouteDocs, registerChatRoutes } from './http/routes/chat.js';
 import { registerResponseRoutes, responseRouteDocs } from './http/routes/responses.js';
+import { messageErrorBodyByPath, messageRouteDocs, registerMessageRoutes } from './http/routes/messages.js';
 import { buildOpenApiDocument } from './http/openapi/openapi-document.js';
 import { openApiRouteDocs, registerOpenApiRoutes } from './http/routes/openapi.js';
 import { defaultPublicDir, playgroundRouteDocs, registerPlaygroundRoutes } from './http/routes/playground.js';
@@ -84,7 +85,7 @@ export function createApp(deps: AppDeps): Koa {
   // 2. CORS: allowed origins' preflights are answered here, before any limit or auth.
   const cors = corsFor(config.server.corsOrigins);
   if (cors) app.use(cors);
-  // 3. Errors → OpenAI-shaped bodies (so every later failure is caught); then the HTTP/1.1 rules
+  // 3. Errors → OpenAI-shaped bodies, Anthropic-shaped on /v1/messages* (so every later failure is caught); then the HTTP/1.1 rules
   //    Node would enforce with bare answers (an Expect it cannot meet, a missing Host).
   app.use(errorHandler());
   app.use(httpRequirements());
@@ -130,7 +131,7 @@ export function createApp(deps: AppDeps): Koa {
   // Pay on 402 only where credits are spent, after auth (a payment tops up a known wallet, it is no key); /mcp offers none.
   const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;
   const paid = payOn402 ? [payOn402] : [];
-  // One set of slots: chat completions and responses share the per-wallet and total caps. The
+  // One set of slots: chat completions, responses and messages share the per-wallet and total caps. The
   // wallet's slot is the chat routes' admission gate, taken beside the budgets; the instance's
   // slot only once the body is in (http/middleware/chat-concurrency.ts).
   const chatSlots = chatConcurrency(config.limits, stores.sharedChatSlots);
@@ -141,6 +142,7 @@ export function createApp(deps: AppDeps): Koa {
     { create: [gatedChat], read: [gated] },
     { orchestrator, store: stores.responses, tools: deps.tools, ttlMs: config.responses.ttlMs, logger: deps.logger },
   );
+  registerMessageRoutes(router, { create: [gatedChat], count: [gated] }, { orchestrator, tools: deps.tools, logger: deps.logger });
   registerToolRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, payOn402 });
   registerMcpRoutes(router, gated, { tools: deps.tools, charger, shuttingDown: deps.shuttingDown, logger: deps.logger });
   // Key routes have their own guards: minting a key cannot need a key.
@@ -157,6 +159,7 @@ export function createApp(deps: AppDeps): Koa {
     ...modelRouteDocs,
     ...chatRouteDocs,
     ...responseRouteDocs,
+    ...messageRouteDocs,
     ...toolRouteDocs,
     ...mcpRouteDocs,
     ...keyRouteDocs,
@@ -166,7 +169,12 @@ export function createApp(deps: AppDeps): Koa {
     ...openApiRouteDocs,
     ...playgroundRouteDocs,
   ];
-  const openApiOptions = { freeMode: config.freeMode, publicUrl: config.server.publicUrl, adminToken: config.adminToken !== undefined };
+  const openApiOptions = {
+    freeMode: config.freeMode,
+    publicUrl: config.server.publicUrl,
+    adminToken: config.adminToken !== undefined,
+    errorBodiesByPath: [messageErrorBodyByPath],
+  };
   registerOpenApiRoutes(router, buildOpenApiDocument(routeDocs, openApiOptions));
   registerPlaygroundRoutes(router, { publicDir: defaultPublicDir() });
   app.use(router.routes());

@@ -63,7 +63,9 @@ const leaf = oneOf(...LEAVES);
 /** The composition root: it builds every part, so it may import any (stores/ is its mode switch: it opens every store). */
 const root = anyOf(oneOf('gateway/main.ts', 'gateway/server.ts', 'gateway/app.ts'), under('gateway/stores'));
 /** The features: each owns the contracts of the stores it needs, and none imports a database. */
-const feature = anyOf(...['http', 'chat', 'responses', 'x402', 'deposits', 'tools'].map((folder) => under(`gateway/${folder}`)));
+const feature = anyOf(
+  ...['http', 'chat', 'responses', 'messages', 'x402', 'deposits', 'tools'].map((folder) => under(`gateway/${folder}`)),
+);
 /** A route group: a file of http/routes/, or the MCP endpoint (the http/mcp/ folder as one group). */
 const routeGroup = anyOf(under('gateway/http/routes'), under('gateway/http/mcp'));
 
@@ -99,6 +101,11 @@ const RULES: Rule[] = [
     says: 'responses/ imports chat/ and the leaf modules (its store contract is its own, responses/response-store.ts)',
     from: under('gateway/responses'),
     refuses: not(anyOf(under('gateway/responses'), under('gateway/chat'), leaf)),
+  },
+  {
+    says: 'messages/ imports chat/ and the leaf modules (the Anthropic Messages format over the chat loop; it keeps no store)',
+    from: under('gateway/messages'),
+    refuses: not(anyOf(under('gateway/messages'), under('gateway/chat'), leaf)),
   },
   {
     says: 'http/ is the edge: only the composition root (app.ts, server.ts, stores/) imports it',
@@ -160,6 +167,7 @@ test('the import pattern still finds the imports, and every folder a rule names 
     'tools',
     'chat',
     'responses',
+    'messages',
     'http/routes',
     'http/mcp',
     'http/middleware',

@@ -83,9 +83,11 @@ export interface ChatSink {
   /**
    * The request passed every check that is answered with a plain HTTP error (model up, first
    * credits held, the first upstream call answered 2xx); from here on failures belong in the
-   * answer itself. Called once, before any content.
+   * answer itself. Called once, before any content, with the estimated prompt of that first call
+   * (ceil(characters / 4), the same estimate count_tokens gives), for a format that reports
+   * provisional usage as it starts (the Messages API's `message_start`).
    */
-  accepted(): void;
+  accepted(first: { promptTokens: number }): void;
   /** Visible answer text, in order; the concatenation of all calls is the final `content`. */
   content(text: string): void;
   /** A tool round is starting with these calls (the model's text of the round came before, through `content`). */
@@ -235,9 +237,7 @@ export class ChatOrchestrator {
     const { deadlineMs, maxRounds } = this.deps.config.chat;
     assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
-    const conversation =
-      plan.history || plan.instructions ? [...(plan.instructions ?? []), ...(plan.history ?? []), ...restored] : restored;
-    const chat = this.startChat(plan, fleet, conversation, sink);
+    const chat = this.startChat(plan, fleet, conversationOf(plan, restored), sink);
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
       let finishReason: FinishReason;
@@ -293,13 +293,32 @@ export class ChatOrchestrator {
     }
   }
 
-  /** The chat's state before its first call: the preamble added, the gateway's tools and the client's functions offered, nothing spent. */
-  private startChat(plan: ChatPlan, fleet: Fleet, conversation: UpstreamMessage[], sink: ChatSink): ChatRun {
+  /**
+   * The prompt tokens the first upstream call of `plan` would carry, estimated as the loop
+   * estimates before each call (ceil(characters / 4)): the preamble, instructions, history, the
+   * messages with their kept rounds restored, and the schemas of every tool the model is offered.
+   * Checks the client's tools as `run` does; nothing is spent and no upstream is called.
+   */
+  async estimatePromptTokens(plan: ChatPlan): Promise<number> {
+    assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
+    const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
+    const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversationOf(plan, restored)];
+    return new TokenTally(this.toolsOffered(plan).toolsChars, messages).promptTokens();
+  }
+
+  /** The tools a chat offers (none when the client turned them off) and the length of their JSON. */
+  private toolsOffered(plan: ChatPlan): { tools: FunctionTool[]; toolsChars: number } {
+    if (!toolsEnabled(plan.clientTools)) return { tools: [], toolsChars: 0 };
     const gatewayTools = this.offer.functionsFor(this.deps.tools.listTools());
     const clientFunctions = plan.clientTools.functions;
-    const enabled = toolsEnabled(plan.clientTools);
-    const tools = !enabled ? [] : clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;
-    const toolsChars = !enabled ? 0 : this.offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0);
+    const tools = clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;
+    const toolsChars = tools.length ? this.offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0) : 0;
+    return { tools, toolsChars };
+  }
+
+  /** The chat's state before its first call: the preamble added, the gateway's tools and the client's functions offered, nothing spent. */
+  private startChat(plan: ChatPlan, fleet: Fleet, conversation: UpstreamMessage[], sink: ChatSink): ChatRun {
+    const { tools, toolsChars } = this.toolsOffered(plan);
     const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversation];
     return {
       plan,
@@ -314,7 +333,7 @@ export class ChatOrchestrator {
       messages,
       ownFrom: messages.length,
       callIds: callIdsIn(conversation),
-      tally: new TokenTally(tools.length ? toolsChars : 0, messages),
+      tally: new TokenTally(toolsChars, messages),
       answer: new AnswerText((text) => sink.content(text)),
       trace: [],
       toolRounds: 0,
@@ -480,7 +499,7 @@ export class ChatOrchestrator {
           onResponse: () => {
             if (chat.accepted) return;
             chat.accepted = true;
-            sink.accepted();
+            sink.accepted({ promptTokens: call.promptTokens });
           },
         },
       );
@@ -627,6 +646,11 @@ export class ChatOrchestrator {
       this.deps.logger.error({ err, model: modelId }, 'settling a failed chat failed');
     }
   }
+}
+
+/** What the model reads after the preamble: instructions, the history, then the messages (kept rounds restored). */
+function conversationOf(plan: ChatPlan, restored: UpstreamMessage[]): UpstreamMessage[] {
+  return plan.history || plan.instructions ? [...(plan.instructions ?? []), ...(plan.history ?? []), ...restored] : restored;
 }
 
 /** Under a JSON format a call's text is not shown as it streams: the round's text (`AssembledRound.text`) is the candidate. */

@@ -3,7 +3,8 @@ import type { Context, Middleware } from 'koa';
 
 /**
  * Headers a browser client may send: its key (either header), JSON, its wallet, its own request id,
- * and the protocol version an MCP client sends on every POST to /mcp after initialize.
+ * the protocol version an MCP client sends on every POST to /mcp after initialize, and the two
+ * headers Anthropic's clients send on /v1/messages (accepted and ignored there).
  */
 export const CORS_ALLOWED_HEADERS = [
   'authorization',
@@ -12,6 +13,8 @@ export const CORS_ALLOWED_HEADERS = [
   'x-wallet-address',
   'x-request-id',
   'mcp-protocol-version',
+  'anthropic-version',
+  'anthropic-beta',
 ];
 /** Response headers a browser client may read (ids, rate limits and credit accounting). */
 export const CORS_EXPOSED_HEADERS = [

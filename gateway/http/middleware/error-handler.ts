@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { echoed, GatewayError, toGatewayError } from '../../errors.js';
 import { BodyAborted } from './json-body.js';
+import { messageErrorBody, speaksMessages } from '../../messages/message-errors.js';
 
 /**
  * The one place errors become responses. Client errors of the HTTP stack (which carry an
@@ -28,10 +29,15 @@ export function errorHandler() {
   };
 }
 
-/** Routes may shape the error body differently (e.g. `/v1/tools/execute` adds `ok` and `tool`). */
+/**
+ * Routes may shape the error body differently (e.g. `/v1/tools/execute` adds `ok` and `tool`); a
+ * path of the Anthropic Messages API answers every error in that format, whichever layer raised it
+ * (the per-IP budget, auth, the body reader, x402), so it is chosen here by path, not by the route.
+ */
 function bodyFor(ctx: Context, err: GatewayError): unknown {
   const shape = ctx.state.errorBody;
-  return shape ? shape(err) : err.toBody();
+  if (shape) return shape(err);
+  return speaksMessages(ctx.path) ? messageErrorBody(err) : err.toBody();
 }
 
 /**

@@ -21,6 +21,20 @@ export interface OpenApiOptions {
   publicUrl: string;
   /** Whether ADMIN_TOKEN is set (then `/metrics` needs it). */
   adminToken: boolean;
+  /**
+   * Paths whose every error, off any route too (a method or a path under it nobody serves), has
+   * another body than ErrorBody: listed in the document's `x-error-bodies-by-path` with the
+   * schema's name in `components.schemas`, so a reader (and the fuzz test) knows the body of an
+   * answer no operation describes.
+   */
+  errorBodiesByPath?: ErrorBodyByPath[];
+}
+
+/** `/v1/messages` and everything under it (any case) answer errors in `body`, named `name` in the document. */
+export interface ErrorBodyByPath {
+  path: string;
+  name: string;
+  body: z.ZodType;
 }
 
 export type JsonObject = Record<string, unknown>;
@@ -80,6 +94,7 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[], options: OpenA
     if (paths[path][route.method]) throw new Error(`Two OpenAPI entries for ${route.method.toUpperCase()} ${route.path}`);
     paths[path][route.method] = operation(route, options);
   }
+  const byPath = options.errorBodiesByPath ?? [];
   return {
     openapi: '3.1.0',
     info: {
@@ -93,13 +108,25 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[], options: OpenA
     servers: serversOf(options.publicUrl),
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     paths,
+    ...(byPath.length
+      ? {
+          'x-error-bodies-by-path': byPath.map(({ path, name }) => ({
+            path,
+            description: `Every error answer on ${path} and any path under it (any case), off its operations too`,
+            schema: { $ref: `#/components/schemas/${name}` },
+          })),
+        }
+      : {}),
     components: {
       securitySchemes: {
         walletAddress: { type: 'apiKey', in: 'header', name: 'x-wallet-address', description: '0x + 40 hex; mixed case must be EIP-55' },
         bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key of that wallet (`sy_…`), from POST /auth/api-keys' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The operator token (`ADMIN_TOKEN`)' },
       },
-      schemas: { ErrorBody: schemaOf(errorBodySchema, 'output') },
+      schemas: {
+        ErrorBody: schemaOf(errorBodySchema, 'output'),
+        ...Object.fromEntries(byPath.map(({ name, body }) => [name, schemaOf(body, 'output')])),
+      },
       headers: {
         RequestId: { description: "The request id (the client's `x-request-id` when acceptable)", schema: { type: 'string' } },
         RetryAfter: { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } },

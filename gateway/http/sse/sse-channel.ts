@@ -22,6 +22,7 @@ const SSE_HEADERS = {
   'X-Accel-Buffering': 'no',
 } as const;
 
+/** What a quiet stream sends by default: a comment, which every SSE client skips. */
 const KEEPALIVE = ': keepalive\n\n';
 
 export class SseChannel {
@@ -29,9 +30,11 @@ export class SseChannel {
   private keepAlive?: NodeJS.Timeout;
   private drainWait?: Promise<void>;
 
+  /** `quietText`: whole SSE text sent when quiet (a format with its own event for it, as the Messages API's `ping`). */
   constructor(
     private readonly res: ServerResponse,
     private readonly keepAliveMs: number,
+    private readonly quietText: string = KEEPALIVE,
   ) {}
 
   /** True once the status line and headers went out; errors must then be reported in-band. */
@@ -79,7 +82,7 @@ export class SseChannel {
   private readonly sendKeepAlive = (): void => {
     // A full connection gains nothing from more bytes: wait for the next quiet period.
     if (this.res.writableNeedDrain) this.keepAlive?.refresh();
-    else this.write(KEEPALIVE);
+    else this.write(this.quietText);
   };
 
   /** An SSE comment line: ignored by clients, keeps the connection busy. */

@@ -5,12 +5,15 @@
  * boundaries) and collected (issue 39: the gateway asks for JSON, `stream: false`, so the `.json`
  * recordings, the same servers' non-streamed answers). It checks the tools that ran with their
  * arguments, the answer without reasoning, the usage summed or estimated, the error a broken
- * answer becomes, and that each upstream call asked for the kind of answer it got.
+ * answer becomes, and that each upstream call asked for the kind of answer it got. The same
+ * scenarios run through `/v1/messages` too (issue 41): collected with the official
+ * `@anthropic-ai/sdk`, and streamed as the Messages API's raw events.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import { apiKeyFor, startTestGateway, walletHeaders, WALLET, type TestGateway } from '../../helpers/gateway.js';
 import { runnableEnv } from '../tools/fixture-servers.js';
 import {
@@ -253,6 +256,7 @@ const SPLITS: Split[] = ['events', 'awkward'];
 let upstream: ReplayUpstream;
 let gateway: TestGateway;
 let client: OpenAI;
+let anthropic: Anthropic;
 
 before(async () => {
   upstream = await startReplayUpstream();
@@ -278,6 +282,12 @@ before(async () => {
   });
   client = new OpenAI({
     baseURL: `${gateway.url}/v1`,
+    apiKey: await apiKeyFor(gateway),
+    defaultHeaders: { 'x-wallet-address': WALLET },
+    maxRetries: 0,
+  });
+  anthropic = new Anthropic({
+    baseURL: gateway.url,
     apiKey: await apiKeyFor(gateway),
     defaultHeaders: { 'x-wallet-address': WALLET },
     maxRetries: 0,
@@ -337,9 +347,81 @@ async function streamed(model: string): Promise<Outcome> {
   return outcome;
 }
 
+/** A Messages API answer's blocks as an outcome: the answer is the last text block (the text after the last tool round). */
+function messageOutcome(blocks: Array<Record<string, any>>, usage: { input_tokens: number; output_tokens: number }): Outcome {
+  const results = new Map(blocks.filter((b) => b.type === 'mcp_tool_result').map((b) => [b.tool_use_id as string, b]));
+  const texts = blocks.filter((b) => b.type === 'text');
+  return {
+    status: 200,
+    content: texts.at(-1)?.text ?? '',
+    // As tool_trace lists them: the tool, its arguments, whether it ran.
+    trace: blocks
+      .filter((b) => b.type === 'mcp_tool_use')
+      .map((b) => ({ round: 0, tool: b.name, arguments: b.input, ok: results.get(b.id)?.is_error === false, duration_ms: 0 })),
+    usage: {
+      prompt_tokens: usage.input_tokens,
+      completion_tokens: usage.output_tokens,
+      total_tokens: usage.input_tokens + usage.output_tokens,
+    },
+  };
+}
+
+/** The gateway's code and message out of a Messages error (`"<code>: <message>"`). */
+function messageError(error: { message: string }): { code: string; message: string } {
+  const at = error.message.indexOf(': ');
+  return { code: error.message.slice(0, at), message: error.message.slice(at + 2) };
+}
+
+/** `POST /v1/messages` with the official Anthropic client, non-streaming. */
+async function messagesCollected(model: string): Promise<Outcome> {
+  try {
+    const message = await anthropic.messages.create({ ...ask(model), max_tokens: 1024 });
+    return messageOutcome(message.content as unknown as Array<Record<string, any>>, message.usage);
+  } catch (err) {
+    if (!(err instanceof Anthropic.APIError)) throw err;
+    const body = err.error as { type: string; error: { type: string; message: string } };
+    assert.equal(body.type, 'error');
+    return { status: err.status ?? 0, content: '', trace: [], error: messageError(body.error) };
+  }
+}
+
+/** `POST /v1/messages` streamed, its raw events read: the blocks rebuilt from content_block_start and the deltas. */
+async function messagesStreamed(model: string): Promise<Outcome> {
+  const res = await fetch(`${gateway.url}/v1/messages`, {
+    method: 'POST',
+    headers: walletHeaders(WALLET, { 'anthropic-version': '2023-06-01' }),
+    body: JSON.stringify({ ...ask(model), max_tokens: 1024, stream: true }),
+  });
+  if (res.status !== 200) {
+    const body = (await res.json()) as { error: { message: string } };
+    return { status: res.status, content: '', trace: [], error: messageError(body.error) };
+  }
+  const events = (await res.text())
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => {
+      const [eventLine, dataLine] = block.split('\n');
+      const data = JSON.parse(dataLine.slice('data: '.length)) as Record<string, any>;
+      assert.equal(eventLine, `event: ${data.type}`);
+      return data;
+    });
+  const blocks: Array<Record<string, any>> = [];
+  let usage = { input_tokens: 0, output_tokens: 0 };
+  for (const event of events) {
+    if (event.type === 'content_block_start') blocks[event.index] = { ...event.content_block };
+    if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') blocks[event.index].text += event.delta.text;
+    if (event.type === 'message_delta') usage = event.usage;
+    if (event.type === 'error') return { status: 200, content: '', trace: [], error: messageError(event.error) };
+  }
+  assert.equal(events.at(-1)?.type, 'message_stop');
+  return messageOutcome(blocks, usage);
+}
+
 for (const [mode, recordings, split, run] of [
   ['collected: JSON answers, cut inside UTF-8 characters', 'json', 'events', collected],
   ['streamed, cut at awkward bytes', 'play', 'awkward', streamed],
+  ['through /v1/messages, collected: JSON answers', 'json', 'events', messagesCollected],
+  ['through /v1/messages, streamed, cut at awkward bytes', 'play', 'awkward', messagesStreamed],
 ] as const) {
   describe(`replayed upstreams, ${mode}`, () => {
     // A stream's own failures (an error event, a cut-off, one index for two calls) have no JSON
@@ -354,7 +436,9 @@ for (const [mode, recordings, split, run] of [
         assert.deepEqual(upstream.mismatches, [], 'each call asked for the kind of answer it got');
         if (scenario.error) return expectError(scenario, outcome);
         const json = recordings === 'json';
-        expectAnswer(scenario, outcome, json ? scenario.answer : (scenario.streamedAnswer ?? scenario.answer), json);
+        // A message's answer is its last text block: reasoning a streamed reply showed before a tool round stays in an earlier block.
+        const messages = run === messagesCollected || run === messagesStreamed;
+        expectAnswer(scenario, outcome, json || messages ? scenario.answer : (scenario.streamedAnswer ?? scenario.answer), json);
       });
     }
   });

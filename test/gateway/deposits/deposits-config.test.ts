@@ -13,6 +13,7 @@ import { createLogger } from '../../../gateway/logger.js';
 import { parseChainList } from '../../../chains/chain-list.js';
 import type { DepositStore } from '../../../gateway/deposits/deposit-store.js';
 import { startTestGateway } from '../../helpers/gateway.js';
+import { waitFor } from '../tools/fixture-servers.js';
 
 const TREASURY = '0x000000000000000000000000000000000000dEaD';
 const USDC_BASE = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
@@ -208,7 +209,10 @@ test('/health: a chain another instance holds the lease of is on standby and rea
     },
   });
   deposits.start();
-  await new Promise((resolve) => setTimeout(resolve, 50)); // the first pass
+  await waitFor('the first pass', async () => {
+    const [chain] = (await deposits.health.health()).fields.deposits as Array<{ head: number | null }>;
+    return chain.head === 1_234;
+  });
   const health = await deposits.health.health();
   assert.equal(health.degraded, false);
   const [standby] = health.fields.deposits as Array<{ status: string; head: number | null; blocks_behind: number | null }>;

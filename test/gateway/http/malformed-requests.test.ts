@@ -251,11 +251,28 @@ function answerChecker(resolved: Json, operations: Operation[], secrets: string[
     const documented = operation?.spec.responses?.[status]?.content?.['application/json']?.schema as Json | undefined;
     if (operation && !documented) problems.push(`${status} is not documented for ${operation.id}: ${text.slice(0, 200)}`);
     if (!operation && !OFF_ROUTE_STATUSES.includes(status)) problems.push(`${status} off any route: ${text.slice(0, 200)}`);
-    const schema = documented ?? (resolved.components.schemas.ErrorBody as Json);
+    const schema = documented ?? offRouteBody(resolved, requestLine(request)?.pathname);
     const wrong = validate(schema, body);
     if (wrong) problems.push(`${status} body is not the documented one (${wrong}): ${text.slice(0, 200)}`);
     return problems;
   };
+}
+
+/**
+ * The body of an error no operation describes: the document's `x-error-bodies-by-path` entry
+ * whose path is this one or above it (any case, as the gateway matches it), else ErrorBody.
+ */
+function offRouteBody(resolved: Json, pathname: string | undefined): Json {
+  let path = pathname ?? '';
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // not decodable: as sent
+  }
+  path = path.toLowerCase();
+  const entries = (resolved['x-error-bodies-by-path'] ?? []) as Array<{ path: string; schema: Json }>;
+  const entry = entries.find((e) => path === e.path || path.startsWith(`${e.path}/`));
+  return entry?.schema ?? (resolved.components.schemas.ErrorBody as Json);
 }
 
 /** What a successful answer says it cost: its header, its stream's last word, or the price of a tool run. */

@@ -10,6 +10,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { parseSignature, type Address, type Hex } from 'viem';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
+import Anthropic from '@anthropic-ai/sdk';
 import { startEvmNode, type EvmNode } from '../../helpers/evm-node.js';
 import { startRpcProxy, type JsonRpcCall, type RpcProxy } from '../../helpers/rpc-proxy.js';
 import { settlementState, type SettlementQuery } from '../../../gateway/x402/settlement-reads.js';
@@ -47,7 +48,11 @@ before(async () => {
     },
   });
 });
-/** The gateway's x402 section: this chain's token, the test facilitator, a short settle timeout and a fast reconciler. */
+/**
+ * The gateway's x402 section: this chain's token, the test facilitator, a fast reconciler, and a settle
+ * timeout long enough for a real settlement on a busy machine (the tests that need it to pass hold the
+ * facilitator's /settle instead of racing it).
+ */
 function x402Settings(): Record<string, unknown> {
   return {
     facilitatorUrl: facilitator.url,
@@ -57,7 +62,7 @@ function x402Settings(): Record<string, unknown> {
     ],
     topUpCredits: [Number(TOP_UP), 1000],
     verifyTimeoutMs: 4_000,
-    settleTimeoutMs: 1_500,
+    settleTimeoutMs: 5_000,
     reconcileIntervalMs: 250,
   };
 }
@@ -261,6 +266,34 @@ test('POST /v1/responses pays the same way (responses.create with the paying fet
   assert.equal(balance.credits + balance.total_spent, Number(TOP_UP));
 });
 
+test('POST /v1/messages pays the same way: the 402 in the Anthropic shape carries the offer (messages.create with the paying fetch)', async () => {
+  const payer = await fundedPayer();
+  upstream.script({ text: 'A paid message.' });
+  const seen: Exchange[] = [];
+  const anthropic = new Anthropic({
+    baseURL: gateway.url,
+    apiKey: payer.key,
+    defaultHeaders: { 'x-wallet-address': payer.wallet },
+    maxRetries: 0,
+    fetch: payingFetch(payer.account, seen),
+  });
+  const message = await anthropic.messages.create({ model: ask.model, max_tokens: 100, messages: ask.messages });
+  assert.deepEqual(message.content, [{ type: 'text', text: 'A paid message.' }]);
+  assert.deepEqual(
+    seen.map((e) => e.status),
+    [402, 200],
+  );
+  const refused = seen[0].body as { type: string; error: { type: string; message: string } };
+  assert.equal(refused.type, 'error');
+  assert.equal(refused.error.type, 'billing_error');
+  assert.match(refused.error.message, /^insufficient_credits: /);
+  assert.equal(decode(seen[0].headers.get('payment-required')).resource.url, `${gateway.config.server.publicUrl}/v1/messages`);
+  assert.equal(decode(seen[1].headers.get('payment-response')).success, true);
+  const balance = await gateway.ledger.balance(payer.wallet);
+  assert.equal(balance.total_deposited, Number(TOP_UP));
+  assert.equal(balance.credits + balance.total_spent, Number(TOP_UP));
+});
+
 test('the same payment sent again credits nothing more and is not settled again', async () => {
   const payer = await fundedPayer();
   upstream.script({ text: 'first' }, { text: 'second' });
@@ -396,7 +429,7 @@ test('a settlement that times out answers 503 payment_pending, is recorded, and 
   const payer = await fundedPayer();
   const header = await signedPaymentHeader(payer);
   const nonce = decode(header).payload.authorization.nonce as Hex;
-  facilitator.settleDelayMs = 3_000; // past the gateway's settleTimeoutMs (1.5 s): it settles after the gateway gave up
+  const release = facilitator.holdSettles(); // the gateway's settle times out; the facilitator settles after it gave up
   try {
     const pending = await sendPaid(payer, header);
     assert.equal(pending.status, 503);
@@ -410,10 +443,10 @@ test('a settlement that times out answers 503 payment_pending, is recorded, and 
     const early = await sendPaid(payer, header);
     assert.equal(errorOf(early).code, 'payment_pending');
     assert.equal(facilitator.calls.filter((c) => c === 'POST /settle').length, settles);
-    await facilitator.idle();
   } finally {
-    facilitator.settleDelayMs = 0;
+    release();
   }
+  await facilitator.idle();
   assert.equal(await authorizationUsed(payer.account.address, nonce), true, 'the facilitator settled it late');
   // The reconciler (every 250 ms here) reads authorizationState and credits it.
   await eventually(async () => (await gateway.ledger.balance(payer.wallet)).total_deposited > 0);
@@ -534,7 +567,7 @@ test('a pending payment whose nonce the payer spent on another transfer is never
   const payer = await fundedPayer();
   const header = await signedPaymentHeader(payer);
   const { authorization } = decode(header).payload as { authorization: Record<string, string> };
-  facilitator.settleDelayMs = 3_000;
+  const release = facilitator.holdSettles();
   try {
     assert.equal(errorOf(await sendPaid(payer, header)).code, 'payment_pending');
     // Before the facilitator gets to it, the payer spends the same nonce on a transfer to itself.
@@ -568,10 +601,10 @@ test('a pending payment whose nonce the payer spent on another transfer is never
       args: [payer.account.address, payer.account.address, 1n, 0n, BigInt(authorization.validBefore), authorization.nonce, Number(v), r, s],
     });
     assert.equal((await node.publicClient.waitForTransactionReceipt({ hash })).status, 'success');
-    await facilitator.idle();
   } finally {
-    facilitator.settleDelayMs = 0;
+    release();
   }
+  await facilitator.idle();
   assert.equal(await authorizationUsed(payer.account.address, authorization.nonce as Hex), true);
   const forgotten = () =>
     gateway.logs.some((l) => l.msg === 'x402 pending payment: nonce spent without paying us: forgotten' && l.wallet === payer.wallet);
@@ -632,13 +665,13 @@ describe('cluster mode: the ledger and the payment records in PostgreSQL', { ski
 
     const late = await fundedPayer(cluster);
     const header = await signedPaymentHeader(late);
-    facilitator.settleDelayMs = 3_000;
+    const release = facilitator.holdSettles();
     try {
       assert.equal(errorOf(await sendPaid(late, header)).code, 'payment_pending');
-      await facilitator.idle();
     } finally {
-      facilitator.settleDelayMs = 0;
+      release();
     }
+    await facilitator.idle();
     await eventually(async () => (await cluster.ledger.balance(late.wallet)).total_deposited > 0);
     assert.equal((await cluster.ledger.balance(late.wallet)).total_deposited, Number(TOP_UP));
     const served = await sendPaid(late, header);
@@ -681,14 +714,14 @@ describe('an RPC provider that caps eth_getLogs', () => {
     const payer = await fundedPayer(capped);
     const header = await signedPaymentHeader(payer);
     const fromBlock = await node.publicClient.getBlockNumber();
-    facilitator.settleDelayMs = 4_000; // the gateway gives up at 1.5 s: the blocks are mined well before it lands
+    const release = facilitator.holdSettles(); // the gateway gives up; the blocks are mined before the settlement lands
     try {
       assert.equal(errorOf(await sendPaid(payer, header)).code, 'payment_pending');
       await node.rpc('hardhat_mine', ['0x20']); // 32 blocks between the claim and the settlement
-      await facilitator.idle();
     } finally {
-      facilitator.settleDelayMs = 0;
+      release();
     }
+    await facilitator.idle();
     await eventually(async () => (await capped.ledger.balance(payer.wallet)).total_deposited > 0);
     assert.equal((await capped.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
     assert.ok(refusedRanges > 0, 'the search asked for more than the provider takes, and went on with less');
@@ -735,7 +768,7 @@ test('at start the gateway asks the facilitator what it settles (GET /supported)
 
 test('/openapi.json documents PAYMENT-SIGNATURE, PAYMENT-RESPONSE and the 402 offer on the routes that take payments', async () => {
   const document = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as any;
-  for (const path of ['/v1/chat/completions', '/v1/responses', '/v1/tools/execute']) {
+  for (const path of ['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/tools/execute']) {
     const operation = document.paths[path].post;
     assert.ok(
       operation.parameters.some((p: { name: string; in: string }) => p.name === 'payment-signature' && p.in === 'header'),

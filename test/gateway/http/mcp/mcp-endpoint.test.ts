@@ -72,17 +72,19 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
   let client: Client;
   let scratch: string;
   let cancelLog: string;
+  let startLog: string;
   /** Whether the slow fixture logged the cancellation of the call tagged `tag`. */
   const sawCancel = (tag: string) => () => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8').includes(`cancelled ${tag}\n`);
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'switchyard-mcp-http-'));
     cancelLog = join(scratch, 'cancelled.log');
+    startLog = join(scratch, 'started.log');
     gateway = await startTestGateway({
       config: (json) => {
         json.mcpServers = {
           echo: fixtureServer('echo'),
-          slow: fixtureServer('slow', { timeoutMs: 1500, env: { SLOW_CANCEL_LOG: cancelLog } }),
+          slow: fixtureServer('slow', { timeoutMs: 1500, env: { SLOW_CANCEL_LOG: cancelLog, SLOW_START_LOG: startLog } }),
           long: fixtureServer('echo', { prefix: LONG_PREFIX }),
           utility: {
             command: process.execPath,
@@ -331,7 +333,10 @@ describe('/mcp: the gateway as one MCP server (free mode)', () => {
   test('notifications/cancelled in a separate POST aborts the call at the tool server; its POST answers request_cancelled', async () => {
     const call = postMcp(gateway, toolsCall('call-1', 'sleep', { ms: 10_000, tag: 'by-notification' }));
     // A cancel from another wallet names nobody's call: the key is (wallet, id).
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor(
+      'the call at the server',
+      () => existsSync(startLog) && readFileSync(startLog, 'utf8').includes('started by-notification\n'),
+    );
     const foreign = await postMcp(gateway, cancelled('call-1'), mcpHeaders(OTHER_WALLET));
     assert.equal(foreign.status, 202);
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -19,13 +19,13 @@ test('CORS_ORIGINS: an allowed origin gets its preflight answered before any wal
   gateways.push(gateway);
 
   // No wallet header, no key: the preflight is still answered (on a gated route and on an unknown one).
-  for (const path of ['/v1/models', '/v1/chat/completions']) {
+  for (const path of ['/v1/models', '/v1/chat/completions', '/v1/messages']) {
     const res = await fetch(`${gateway.url}${path}`, preflight('https://app.example'));
     assert.equal(res.status, 204, path);
     assert.equal(res.headers.get('access-control-allow-origin'), 'https://app.example');
     assert.equal(
       res.headers.get('access-control-allow-headers'),
-      'authorization,x-api-key,content-type,x-wallet-address,x-request-id,mcp-protocol-version',
+      'authorization,x-api-key,content-type,x-wallet-address,x-request-id,mcp-protocol-version,anthropic-version,anthropic-beta',
     );
     assert.equal(res.headers.get('access-control-allow-methods'), 'GET,HEAD,POST,DELETE,OPTIONS');
     assert.equal(res.headers.get('access-control-max-age'), '600');

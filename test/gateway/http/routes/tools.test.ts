@@ -26,17 +26,19 @@ describe('/v1/tools and /v1/tools/execute', () => {
   let gateway: TestGateway;
   let scratch: string;
   let cancelLog: string;
+  let startLog: string;
   let holdFile: string;
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'switchyard-tools-http-'));
     cancelLog = join(scratch, 'cancelled.log');
+    startLog = join(scratch, 'started.log');
     holdFile = join(scratch, 'hold-exits');
     gateway = await startTestGateway({
       config: (json) => {
         json.mcpServers = {
           echo: fixtureServer('echo'),
-          slow: fixtureServer('slow', { timeoutMs: 1500, env: { SLOW_CANCEL_LOG: cancelLog } }),
+          slow: fixtureServer('slow', { timeoutMs: 1500, env: { SLOW_CANCEL_LOG: cancelLog, SLOW_START_LOG: startLog } }),
           exits: fixtureServer('exits-on-call', { env: { EXITS_HOLD_FILE: holdFile } }),
         };
       },
@@ -265,12 +267,16 @@ describe('/v1/tools and /v1/tools/execute', () => {
 describe('/v1/tools/execute with credits on', () => {
   let gateway: TestGateway;
   let key: string;
+  let scratch: string;
+  let startLog: string;
 
   before(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'switchyard-tools-credits-'));
+    startLog = join(scratch, 'started.log');
     gateway = await startTestGateway({
       config: (json) => {
         json.freeMode = false;
-        json.mcpServers = { echo: fixtureServer('echo'), slow: fixtureServer('slow') };
+        json.mcpServers = { echo: fixtureServer('echo'), slow: fixtureServer('slow', { env: { SLOW_START_LOG: startLog } }) };
       },
       env: runnableEnv(),
     });
@@ -279,6 +285,7 @@ describe('/v1/tools/execute with credits on', () => {
 
   after(async () => {
     await gateway?.stop();
+    rmSync(scratch, { recursive: true, force: true });
   });
 
   test('a successful run costs 1 credit; rejected and failed runs cost nothing; no credit → 402', async () => {
@@ -314,17 +321,19 @@ describe('/v1/tools/execute with credits on', () => {
     const walletKey = await apiKeyFor(gateway, wallet);
     await gateway.ledger.grant(wallet, 10);
     assert.equal((await execute(gateway, { tool: 'echo', args: { text: 'seen' } }, authHeaders(walletKey, wallet))).status, 200);
-    const sleeping = () => execute(gateway, { tool: 'sleep', args: { ms: 600 } }, authHeaders(walletKey, wallet));
-    const pause = () => new Promise((resolve) => setTimeout(resolve, 200));
+    const sleeping = (tag: string) => execute(gateway, { tool: 'sleep', args: { ms: 600, tag } }, authHeaders(walletKey, wallet));
+    // Wait for the call to reach the tool server, not for a while: the tool answers 600 ms after it starts.
+    const started = (tag: string) =>
+      waitFor(`${tag} at the server`, () => existsSync(startLog) && readFileSync(startLog, 'utf8').includes(`started ${tag}\n`));
 
-    const paid = sleeping();
-    await pause();
+    const paid = sleeping('paid');
+    await started('paid');
     assert.equal((await gateway.ledger.balance(wallet)).credits, 9, 'nothing held while the tool runs');
     assert.equal((await paid).status, 200);
     assert.equal((await gateway.ledger.balance(wallet)).credits, 8);
 
-    const refused = sleeping();
-    await pause();
+    const refused = sleeping('refused');
+    await started('refused');
     await gateway.ledger.charge(wallet, 8); // spent elsewhere: another request, another instance
     const answer = await refused;
     assert.equal(answer.status, 402);
