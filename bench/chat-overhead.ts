@@ -17,7 +17,8 @@
  * all alike) of `--seconds` windows (default 10), medians printed with each ratio's spread over the
  * runs; the self-comparison (c=) against (c) says how large a difference this run can see at all.
  * `--base <git-ref>` builds that commit in a temporary worktree and measures it beside this tree:
- * (c=) then becomes a second copy of the base (both copies of the base, and this tree against them).
+ * (c=) and (c==) are then two copies of the base without tool servers (their spread is the noise
+ * floor), (s=) the base with the shipped tool servers, and (c), (s) are set against them.
  *
  * Memory: each server's RSS after warm-up and its peak while measured (sampled every 100 ms), then
  * a soak of `--soak` requests (default 100k) at 50 connections against (s+): its RSS after the
@@ -558,6 +559,9 @@ async function main(): Promise<void> {
     { key: 'c+', name: '(c+) no tool servers, credits on', content: say, start: gateway({ credits: true, tools: 'none' }) },
     { key: 's', name: '(s) shipped tool servers', content: say, start: gateway({ credits: false, tools: 'shipped' }) },
     { key: 's+', name: '(s+) shipped, credits on', content: say, start: gateway({ credits: true, tools: 'shipped' }) },
+    ...(baseRoot
+      ? [{ key: 's=', name: `(s=) ${baseRef}, shipped`, content: say, start: gateway({ credits: false, tools: 'shipped' }, baseRoot) }]
+      : []),
     {
       key: 't',
       name: '(t) one tool round',
@@ -648,10 +652,17 @@ async function main(): Promise<void> {
     const c = f('c');
     const copy = f('c=');
     if (c && copy) {
-      const cpu = perRun('c=', 'c', (x) => x.cpu50);
-      const rps = perRun('c=', 'c', (x) => x.rps50);
+      const cpu = perRun('c', 'c=', (x) => x.cpu50);
+      const rps = perRun('c', 'c=', (x) => x.rps50);
       console.log(baseRoot ? `\nthis tree (c) against ${baseRef} (c=), same run` : '\nself-comparison: (c=) is the same tree as (c)');
-      console.log(`  (c=) / (c): CPU per request ${spread(cpu)}, throughput @50 ${spread(rps)}, p50 @1 ${signed(copy.p50_1 - c.p50_1)} ms`);
+      console.log(`  (c) / (c=): CPU per request ${spread(cpu)}, throughput @50 ${spread(rps)}, p50 @1 ${signed(c.p50_1 - copy.p50_1)} ms`);
+      const shippedBase = f('s=');
+      if (f('s') && shippedBase) {
+        const shipped = perRun('s', 's=', (x) => x.cpu50);
+        console.log(
+          `  (s) / (s=), the shipped tool servers: CPU per request ${spread(shipped)}, p50 @1 ${signed(f('s')!.p50_1 - shippedBase.p50_1)} ms`,
+        );
+      }
       const twin = f('c==');
       if (twin) {
         const floor = perRun('c==', 'c=', (x) => x.cpu50);
