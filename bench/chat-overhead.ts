@@ -656,13 +656,6 @@ async function main(): Promise<void> {
       const rps = perRun('c', 'c=', (x) => x.rps50);
       console.log(baseRoot ? `\nthis tree (c) against ${baseRef} (c=), same run` : '\nself-comparison: (c=) is the same tree as (c)');
       console.log(`  (c) / (c=): CPU per request ${spread(cpu)}, throughput @50 ${spread(rps)}, p50 @1 ${signed(c.p50_1 - copy.p50_1)} ms`);
-      const shippedBase = f('s=');
-      if (f('s') && shippedBase) {
-        const shipped = perRun('s', 's=', (x) => x.cpu50);
-        console.log(
-          `  (s) / (s=), the shipped tool servers: CPU per request ${spread(shipped)}, p50 @1 ${signed(f('s')!.p50_1 - shippedBase.p50_1)} ms`,
-        );
-      }
       const twin = f('c==');
       if (twin) {
         const floor = perRun('c==', 'c=', (x) => x.cpu50);
@@ -674,6 +667,14 @@ async function main(): Promise<void> {
           `  noise floor: a difference of CPU per request within ±${(Math.max(cpu.high - 1, 1 - cpu.low) * 100).toFixed(1)}% is not one this run can see`,
         );
       }
+    }
+
+    const shippedBase = f('s=');
+    if (f('s') && shippedBase) {
+      const shipped = perRun('s', 's=', (x) => x.cpu50);
+      console.log(
+        `\nthis tree (s) against ${baseRef} (s=), the shipped tool servers: CPU per request ${spread(shipped)}, p50 @1 ${signed(f('s')!.p50_1 - shippedBase.p50_1)} ms`,
+      );
     }
 
     const addedOverProxy = (x: Figures) => x.p50_1 - b.p50_1;
