@@ -4,7 +4,11 @@
  *   as `npm start` runs it: (c) free mode without tool servers, (c=) a second copy of (c) (the
  *   self-comparison: its spread against (c) is the run's noise floor), (c+) credits on, (s) the
  *   shipped config's four tool servers (config/gateway.json: 18 tools offered on every call) in
- *   free mode and (s+) with credits on, and (t) a one-tool-round chat (1 connection only).
+ *   free mode and (s+) with credits on, (c+k) the credits-on gateway with a key that carries a
+ *   credit cap (each charge takes from the key's budget too), (o) free mode with OpenTelemetry
+ *   tracing on, exporting every span (protobuf, ratio 1) to an OTLP receiver of its own process
+ *   (its CPU per request beside free mode's, and the spans it dropped, from its /health: must be
+ *   0), and (t) a one-tool-round chat (1 connection only).
  * For each: req/s and p50/p99 at 1 connection (a sequential keep-alive loop timed with hrtime, for
  * sub-millisecond latencies) and at 50 connections (wrk, one thread, when it is on PATH; else autocannon,
  * or with `--autocannon`) with the server's CPU per request
@@ -128,6 +132,8 @@ interface GatewayMode {
   credits: boolean;
   /** `echo`: one fixture tool (the tool round); `shipped`: config/gateway.json's four servers. */
   tools: 'none' | 'echo' | 'shipped';
+  /** Tracing on, every span exported to this OTLP receiver. */
+  traceTo?: string;
 }
 
 /**
@@ -164,7 +170,13 @@ async function startGateway(upstream: string, mode: GatewayMode, root: string, c
   const profile = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
   const proc = spawn(process.execPath, [...startFlags(root), ...profile, 'dist/gateway/main.js'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SWITCHYARD_CONFIG: configFile, DATA_DIR: dataDir },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      SWITCHYARD_CONFIG: configFile,
+      DATA_DIR: dataDir,
+      ...tracingEnv(mode.traceTo),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -191,8 +203,15 @@ async function startGateway(upstream: string, mode: GatewayMode, root: string, c
     });
     if (!granted.ok) throw new Error(`grant: ${granted.status}`);
     info.key = await mintKey(url);
+    info.cappedKey = await mintKey(url, { max_credits: 1_000_000_000 });
   }
   return { child: proc, info };
+}
+
+/** Tracing on, every span exported to `receiver` (a queue large enough that none is dropped at 50 connections). */
+function tracingEnv(receiver: string | undefined): Record<string, string> {
+  if (!receiver) return {};
+  return { OTEL_EXPORTER_OTLP_ENDPOINT: receiver, OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_MAX_QUEUE_SIZE: '65536' };
 }
 
 /** The V8 flags of package.json's start script, so the measured process is the one users run. */
@@ -202,7 +221,7 @@ function startFlags(root: string): string[] {
 }
 
 /** A key for WALLET through the public API: nonce, SIWE message signed by a development key, POST. */
-async function mintKey(url: string): Promise<string> {
+async function mintKey(url: string, limits: Record<string, unknown> = {}): Promise<string> {
   const account = privateKeyToAccount(BENCH_PRIVATE_KEY);
   const headers = { 'x-wallet-address': account.address, 'content-type': 'application/json' };
   const { nonce, domain, uri } = (await (await fetch(`${url}/auth/nonce`, { headers })).json()) as Record<string, string>;
@@ -220,7 +239,7 @@ async function mintKey(url: string): Promise<string> {
   const minted = await fetch(`${url}/auth/api-keys`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ name: 'bench', message, signature }),
+    body: JSON.stringify({ name: 'bench', message, signature, ...limits }),
   });
   if (!minted.ok) throw new Error(`mint: ${minted.status} ${await minted.text()}`);
   return ((await minted.json()) as { key: string }).key;
@@ -241,6 +260,7 @@ async function child(role: string, args: string[]): Promise<void> {
   process.once('SIGTERM', () => process.exit(0)); // a clean exit, so --cpu-prof can write its profile
   let out: Record<string, string>;
   if (role === 'upstream') out = { url: await runUpstream() };
+  else if (role === 'receiver') out = { url: (await (await import('../test/helpers/otlp-receiver.js')).startOtlpReceiver()).url };
   else out = { url: (await (await import('./bare-proxy.js')).startBareProxy(args[0])).url };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
@@ -515,6 +535,9 @@ interface TargetSpec {
   content: string;
   /** Measured at 1 connection only. */
   oneOnly?: boolean;
+  /** Which of the process's keys the requests carry (credits on): `key`, or `cappedKey` (a key with a credit cap). */
+  keyOf?: 'key' | 'cappedKey';
+  /** The process behind the target; two targets may share one (the same promise). */
   start(): Promise<Started>;
 }
 
@@ -544,6 +567,14 @@ async function main(): Promise<void> {
       startGateway(upstreamBase, mode, root, cpuProfDir);
   const free: GatewayMode = { credits: false, tools: 'none' };
   const say = 'Say hello.';
+  const helpers: Started[] = [];
+  let creditsOn: Promise<Started> | undefined;
+  const creditsGateway = () => (creditsOn ??= gateway({ credits: true, tools: 'none' })());
+  const tracedGateway = async () => {
+    const receiver = await startRole('receiver');
+    helpers.push(receiver);
+    return gateway({ ...free, traceTo: receiver.info.url })();
+  };
   // One entry per target; a new one (tracing on, say) is one more line here and, if it has a target, one more check below.
   const specs: TargetSpec[] = [
     { key: 'a', name: '(a) upstream directly', content: say, start: async () => upstream },
@@ -556,7 +587,9 @@ async function main(): Promise<void> {
       start: gateway(free, baseRoot ?? REPO_ROOT),
     },
     ...(baseRoot ? [{ key: 'c==', name: `(c==) ${baseRef} again: noise floor`, content: say, start: gateway(free, baseRoot) }] : []),
-    { key: 'c+', name: '(c+) no tool servers, credits on', content: say, start: gateway({ credits: true, tools: 'none' }) },
+    { key: 'c+', name: '(c+) no tool servers, credits on', content: say, start: creditsGateway },
+    { key: 'c+k', name: '(c+k) credits on, capped key', content: say, keyOf: 'cappedKey' as const, start: creditsGateway },
+    { key: 'o', name: '(o) Switchyard, tracing on', content: say, start: tracedGateway },
     { key: 's', name: '(s) shipped tool servers', content: say, start: gateway({ credits: false, tools: 'shipped' }) },
     { key: 's+', name: '(s+) shipped, credits on', content: say, start: gateway({ credits: true, tools: 'shipped' }) },
     ...(baseRoot
@@ -571,8 +604,7 @@ async function main(): Promise<void> {
     },
   ].filter((spec) => !only || spec.key === 'a' || spec.key === 'b' || only.includes(spec.key));
   const startedTargets = await Promise.all(specs.map((spec) => spec.start()));
-  const children = startedTargets.filter((s, i) => i > 0 || s !== upstream);
-  children.push(upstream);
+  const children = [...new Set([upstream, ...startedTargets])];
   let exitCode = 0;
   try {
     const json = { 'content-type': 'application/json', 'x-wallet-address': WALLET };
@@ -583,7 +615,7 @@ async function main(): Promise<void> {
         key: spec.key,
         name: spec.name,
         url,
-        headers: info.key ? { ...json, authorization: `Bearer ${info.key}` } : json,
+        headers: info.key ? { ...json, authorization: `Bearer ${info[spec.keyOf ?? 'key']}` } : json,
         content: spec.content,
       };
     });
@@ -716,6 +748,27 @@ async function main(): Promise<void> {
         `(c+) against (c): throughput @50 ${(paidPlain.rps50 / c.rps50).toFixed(2)}×, added p50 @1 ${signed(paidPlain.p50_1 - c.p50_1)} ms`,
       );
     }
+    const capped = f('c+k');
+    if (capped && paidPlain) {
+      console.log(
+        `(c+k) against (c+): throughput @50 ${(capped.rps50 / paidPlain.rps50).toFixed(2)}×; CPU per request ${(capped.cpu50 / paidPlain.cpu50).toFixed(2)}×; ` +
+          `added p50 @1 ${signed(capped.p50_1 - paidPlain.p50_1)} ms`,
+      );
+    }
+    const traced = f('o');
+    if (traced && c) {
+      const tracedUrl = targets.find((t) => t.key === 'o')!.url;
+      const tracing = (
+        (await (await fetch(`${tracedUrl}/health`)).json()) as { tracing: { exported_spans: number; dropped_spans: number } }
+      ).tracing;
+      const addedCpu = traced.cpu50 - c.cpu50;
+      console.log(`\n(o) tracing on, against free mode (c) of this run`);
+      console.log(
+        `  CPU per request @50: +${addedCpu.toFixed(0)} µs = ${((addedCpu / c.cpu50) * 100).toFixed(1)} % of free mode's (goal ≤ 10 %); ` +
+          `throughput ${(traced.rps50 / c.rps50).toFixed(2)} ×`,
+      );
+      console.log(`  spans exported ${tracing.exported_spans}, dropped ${tracing.dropped_spans} (must be 0)`);
+    }
     const toolRound = f('t');
     if (toolRound) console.log(`\n(t) one tool round: p50 @1 ${toolRound.p50_1.toFixed(3)} ms (two upstream calls + one MCP call)`);
 
@@ -744,7 +797,7 @@ async function main(): Promise<void> {
     console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     await Promise.all(
-      children.map(
+      [...children, ...helpers].map(
         (c) =>
           new Promise<void>((done) => {
             if (c.child.exitCode !== null) return done();

@@ -88,6 +88,8 @@ export interface StreamChatOptions {
    * the request).
    */
   admitted?: Promise<void>;
+  /** W3C Trace Context of the call's span (`traceparent`, `tracestate`), sent as headers; none with tracing off. */
+  traceHeaders?: Record<string, string>;
 }
 
 export interface UpstreamClientOptions {
@@ -107,6 +109,9 @@ const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 export class UpstreamClient {
   readonly modelId: string;
+  /** The server's host and port, for a trace's `server.address` and `server.port`. */
+  readonly serverAddress: string;
+  readonly serverPort: number;
   /** Where chat calls go, split as the dispatcher takes it (no URL parsed per call). */
   private readonly chatOrigin: string;
   private readonly chatPath: string;
@@ -123,6 +128,8 @@ export class UpstreamClient {
     const base = new URL(deployment.baseUrl);
     const basePath = base.pathname.replace(/\/+$/, '');
     this.chatOrigin = base.origin;
+    this.serverAddress = base.hostname.replace(/^\[|\]$/g, '');
+    this.serverPort = base.port ? Number(base.port) : base.protocol === 'https:' ? 443 : 80;
     this.chatPath = `${basePath}/chat/completions${base.search}`;
     this.modelsUrl = `${base.origin}${basePath}/models${base.search}`;
     this.headers = { 'content-type': 'application/json', accept: 'text/event-stream' };
@@ -166,7 +173,7 @@ export class UpstreamClient {
       abort.aborted ? abort.reason : upstreamBrokeOff(this.modelId, `${during}: ${errorText(err)}`);
 
     try {
-      const response = await this.openStream(body, asked ? this.jsonHeaders : this.headers, abort, fail);
+      const response = await this.openStream(body, asked ? this.jsonHeaders : this.headers, abort, fail, options.traceHeaders);
       options.onAnswer?.();
       if (options.admitted) {
         // The ledger's wait is not the upstream's: the call's clocks stop while the hold is decided.
@@ -262,11 +269,14 @@ export class UpstreamClient {
   /** Send the request; resolve on a 2xx, reject with what any other answer (or none) means. */
   private async openStream(
     body: Buffer,
-    headers: Record<string, string>,
+    baseHeaders: Record<string, string>,
     abort: ChatAbort,
     fail: (err: unknown, during: string) => unknown,
+    traceHeaders: Record<string, string> | undefined,
   ): Promise<Dispatcher.ResponseData> {
     let response: Dispatcher.ResponseData;
+    // The shared headers object as it is unless the call is traced (vLLM continues the trace).
+    const headers = traceHeaders?.traceparent ? { ...baseHeaders, ...traceHeaders } : baseHeaders;
     try {
       // The dispatcher's own `request`: undici's top-level one parses the URL string each call.
       response = await this.options.dispatcher.request({
