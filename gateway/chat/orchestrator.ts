@@ -528,7 +528,7 @@ export class ChatOrchestrator {
   }
 
   /**
-   * One streamed attempt on `deployment`, on its own branch of the chat's abort (its timeouts end
+   * One attempt on `deployment` (streamed, or one JSON answer when nothing reaches a client before the chat ends), on its own branch of the chat's abort (its timeouts end
    * the attempt, not the chat). A live answer gets its visible text as it arrives (once `admitted`,
    * when given, resolved); one that reaches nobody before the chat ends gets it once the call
    * succeeded, so an abandoned attempt leaves nothing behind; under a JSON format nothing is given
@@ -569,10 +569,14 @@ export class ChatOrchestrator {
         },
         {
           abort: branch.abort,
-          // Only while another deployment could take the call: a last chance waits out `timeoutMs`.
+          // Only while another deployment could take the call: a last chance waits out `timeoutMs`
+          // (and so does a JSON call, which shows nothing before it ends).
           firstTokenTimeoutMs: call.canFailOver ? fleet.routing.firstTokenTimeoutMs : undefined,
           admitted,
+          // Nobody sees this call's text before it ends: one JSON answer, not a stream of events.
+          json: !live,
           onData: (data) => assembler.push(data),
+          onCompletion: (body) => assembler.pushCompletion(body),
           onDone: () => (sawDone = true),
           drained: sink.drained,
           traceHeaders: span.headers(),
