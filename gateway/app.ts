@@ -1,4 +1,4 @@
-import Koa, { type Middleware } from 'koa';
+import Koa, { type Context, type Middleware } from 'koa';
 import compose from 'koa-compose';
 import Router from '@koa/router';
 import type { Config } from './config.js';
@@ -39,6 +39,10 @@ import { KeptRounds } from './chat/kept-rounds.js';
 import type { Stores } from './stores/stores.js';
 import type { X402Payments } from './x402/payments.js';
 import { x402Payment } from './http/middleware/x402-payment.js';
+import { traceRequest } from './http/middleware/trace-request.js';
+import type { Tracing } from './tracing/trace-span.js';
+import { assertModelAllowed, assertToolAllowed, keyBudgetBeforePayment } from './http/key-scope.js';
+import type { KnownNames } from './http/key-limits-body.js';
 
 export interface AppDeps {
   config: Config;
@@ -62,6 +66,8 @@ export interface AppDeps {
   depositChains: DepositRouteDeps['chains'];
   /** Pay on 402 (x402 top-ups) when configured; none otherwise, and never used in free mode. */
   x402: X402Payments | undefined;
+  /** OpenTelemetry traces (docs/tracing.md); off: no middleware, every span a no-op. */
+  tracing?: Tracing;
 }
 
 /**
@@ -80,6 +86,9 @@ export function createApp(deps: AppDeps): Koa {
   const { stores } = deps;
   const charger = config.freeMode ? NO_CHARGE : ledgerCharger(stores.ledger);
 
+  // 0. With tracing on, the request's server span (outermost: it ends when the response does,
+  //    whatever answered); the routes hand it down as `ctx.state.trace`.
+  if (deps.tracing?.enabled) app.use(traceRequest(deps.tracing));
   // 1. Request id, one log line and the HTTP metrics per request (outermost: sees the final status).
   app.use(requestContext({ logger: deps.logger, metrics: deps.metrics }));
   // 2. CORS: allowed origins' preflights are answered here, before any limit or auth.
@@ -129,8 +138,21 @@ export function createApp(deps: AppDeps): Koa {
     keptRounds: new KeptRounds(stores.keptRounds, { ttlMs: config.chat.keptRoundsTtlMs, logger: deps.logger }),
   });
   // Pay on 402 only where credits are spent, after auth (a payment tops up a known wallet, it is no key); /mcp offers none.
-  const payOn402 = deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl) : undefined;
-  const paid = payOn402 ? [payOn402] : [];
+  // A payment is never taken for a request its key may not make (http/key-scope.ts).
+  const budgetBeforePayment = keyBudgetBeforePayment(stores.ledger);
+  const modelBeforePayment = (ctx: Context) => {
+    const model = (ctx.request.body as { model?: unknown } | undefined)?.model;
+    if (model === undefined || typeof model === 'string') assertModelAllowed(ctx, orchestrator.resolveModel(model).id);
+  };
+  const toolBeforePayment = (ctx: Context) => {
+    const tool = (ctx.request.body as { tool?: unknown } | undefined)?.tool;
+    if (typeof tool === 'string' && deps.tools.hasTool(tool)) assertToolAllowed(ctx, tool, deps.tools);
+  };
+  const payOn402For = (check: (ctx: Context) => void) =>
+    deps.x402 && !config.freeMode ? x402Payment(deps.x402, config.server.publicUrl, [check, budgetBeforePayment]) : undefined;
+  const payOn402 = payOn402For(toolBeforePayment);
+  const chatPayOn402 = payOn402For(modelBeforePayment);
+  const paid = chatPayOn402 ? [chatPayOn402] : [];
   // One set of slots: chat completions, responses and messages share the per-wallet and total caps. The
   // wallet's slot is the chat routes' admission gate, taken beside the budgets; the instance's
   // slot only once the body is in (http/middleware/chat-concurrency.ts).
@@ -148,10 +170,16 @@ export function createApp(deps: AppDeps): Koa {
   // Key routes have their own guards: minting a key cannot need a key.
   const walletOnly = guard([requireWallet(), walletBudget]);
   const keyOfWallet = guard([requireWallet(), auth('always'), walletBudget]);
-  registerKeyRoutes(router, { accounts: stores, freeMode: config.freeMode, walletOnly, keyOfWallet });
+  // What key limits may name: the tools and servers configured, and the models (id or alias).
+  const known: KnownNames = {
+    hasTool: (name) => deps.tools.hasTool(name),
+    servers: Object.keys(config.mcpServers),
+    modelId: (name) => config.models.find((model) => model.id === name || model.alias === name)?.id,
+  };
+  registerKeyRoutes(router, { accounts: stores, known, freeMode: config.freeMode, walletOnly, keyOfWallet });
   registerCreditRoutes(router, gated, stores.ledger);
   registerDepositRoutes(router, { chains: deps.depositChains, store: stores.deposits, walletOnly, gated });
-  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: stores.ledger, jsonBody: readJson });
+  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: stores.ledger, apiKeys: stores.apiKeys, known, jsonBody: readJson });
   // The document lists every route group's own entries; a route missing here fails the OpenAPI coverage test.
   const routeDocs = [
     ...healthRouteDocs,

@@ -131,6 +131,35 @@ export class InsufficientCredits extends GatewayError {
 }
 
 /**
+ * 402 key_budget_exhausted: the API key's own cap (lifetime or today's) is spent. Not an
+ * insufficient-credits refusal: the wallet may still hold credits, so no x402 offer goes with it.
+ */
+export class KeyBudgetExhausted extends GatewayError {
+  /** What the key may still spend, and what was asked for. */
+  readonly remaining: number;
+  readonly needed: number;
+
+  constructor(remaining: number, needed: number) {
+    super({
+      status: 402,
+      code: 'key_budget_exhausted',
+      message:
+        `This API key's credit limit is reached: it may spend ${remaining} more, this request needs at least ${needed}. ` +
+        "The wallet may still hold credits: use another key or raise this key's limit.",
+    });
+    this.remaining = remaining;
+    this.needed = needed;
+  }
+}
+
+/** 401 api_key_expired: the key's expires_at has passed. */
+export class ApiKeyExpired extends GatewayError {
+  constructor() {
+    super({ status: 401, code: 'api_key_expired', message: 'This API key has expired (its expires_at has passed); create a new key.' });
+  }
+}
+
+/**
  * 402 payment_invalid: an x402 payment was refused before any money moved (malformed, not what
  * was offered, the payer is not the wallet, reused, or refused by the facilitator); `headers`
  * carries a fresh offer.

@@ -28,6 +28,8 @@ export interface Metrics {
   upstreamCooldowns: Counter<'model' | 'deployment'>;
   upstreamFailovers: Counter<'model' | 'deployment'>;
   upstreamAffinityMoves: Counter<'model' | 'deployment'>;
+  /** Spans the trace exporter lost (its queue was full, or an export failed); 0 with tracing off. */
+  traceSpansDropped: Counter;
 }
 
 export function createMetrics(): Metrics {
@@ -36,6 +38,11 @@ export function createMetrics(): Metrics {
   const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
   return {
     registry,
+    traceSpansDropped: new Counter({
+      name: 'switchyard_trace_spans_dropped_total',
+      help: 'Trace spans dropped: the export queue was full or an export failed (docs/tracing.md)',
+      registers: [registry],
+    }),
     httpRequests: new Counter({
       name: 'switchyard_http_requests_total',
       help: 'HTTP requests by method, route template and status',

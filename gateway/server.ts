@@ -1,3 +1,4 @@
+import type { KeyLimits } from './ledger/key-budgets.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +23,7 @@ import { createChainReader } from './deposits/chain-reader.js';
 import { X402Payments } from './x402/payments.js';
 import { settlementChains } from './x402/settlement-reads.js';
 import { urlWithoutPassword } from './url-without-password.js';
+import { startTracing } from './tracing/start-tracing.js';
 
 export interface RunningGateway {
   config: Config;
@@ -38,7 +40,7 @@ export interface RunningGateway {
   /** The credit ledger, for chat/tool charging and tests (SQLite in DATA_DIR, or PostgreSQL in cluster mode). */
   ledger: Ledger;
   /** API keys (tests mint keys here without a SIWE round trip). */
-  apiKeys: ApiKeys;
+  apiKeys: ApiKeys<KeyLimits>;
   /** The embedded API keys' file (probed by /health; tests make it fail); undefined in cluster mode. */
   store: KeyvStore | undefined;
   /** Aborted when shutdown's grace period is over and in-flight work is being cut off. */
@@ -69,6 +71,11 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   const server = createServer({ requireHostHeader: false });
   // Shutdown first: it must see each request before the app does (see gracefulShutdown).
   const shutdown = gracefulShutdown(server, { graceMs: config.server.shutdownGraceMs, logger });
+  // Tracing from the OTEL_* variables (off unless an endpoint is set: then nothing of the SDK is
+  // loaded). Registered first, it closes last: the spans of everything else are exported before.
+  const tracing = await startTracing(env, { onDropped: (count) => metrics.traceSpansDropped.inc(count) });
+  shutdown.onClose(() => tracing.shutdown());
+  if (tracing.enabled) logger.info(tracing.health().fields.tracing, 'tracing on');
   // Stores first, in the mode chosen here and nowhere else: in embedded mode the DATA_DIR lock
   // makes a second gateway on the same store refuse before it spawns anything; in cluster mode a
   // store that is down stops the start here. Registered first, the stores close last (after the tool host).
@@ -101,7 +108,13 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     running.start();
   }
   // Tool servers start before we listen, so /v1/tools is complete from the first request.
-  const tools = createToolHost({ servers: config.mcpServers, env, logger, metrics });
+  const tools = createToolHost({
+    servers: config.mcpServers,
+    env,
+    logger,
+    metrics,
+    ...(tracing.enabled ? { tracedAs: tracing.serviceName } : {}),
+  });
   shutdown.onClose(() => tools.close());
   try {
     await tools.start();
@@ -114,7 +127,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
   shutdown.onClose(() => upstreams.close());
   await upstreams.start();
   const draining = { health: () => ({ fields: {}, draining: shutdown.draining }) };
-  const health = [stores.health, tools, upstreams.health, ...(deposits ? [deposits.health] : []), draining];
+  const health = [stores.health, tools, upstreams.health, ...(deposits ? [deposits.health] : []), tracing, draining];
   const { shuttingDown } = shutdown;
   const x402 = openX402(config, stores, logger, metrics);
   if (x402) shutdown.onClose(() => x402.stop());
@@ -130,6 +143,7 @@ export async function startGateway(config: Config, env: Env, options: StartOptio
     upstreams,
     depositChains: deposits?.chains ?? [],
     x402,
+    tracing,
   });
   server.on('request', app.callback());
   // Node holds back a request whose Expect is not 100-continue (answering a bare 417 when nobody

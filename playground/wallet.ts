@@ -1,7 +1,8 @@
 /**
  * The caller: a wallet connected through an injected EIP-1193 provider (`window.ethereum`) or
  * typed in (enough in free mode), a key minted with Sign-In with Ethereum (nonce, message,
- * signature: the same steps as the script in docs/accounts-and-credits.md) or pasted, and the wallet's balance.
+ * signature: the same steps as the script in docs/accounts-and-credits.md), with the limits of
+ * the "Limits for a new key" form (key-limits.ts), or pasted, and the wallet's balance.
  */
 import { createSiweMessage } from 'viem/siwe';
 import { getAddress, isAddress, stringToHex } from 'viem';
@@ -9,6 +10,7 @@ import { apiJson } from './api.js';
 import { byId } from './dom.js';
 import { clearError, showError } from './errors-view.js';
 import { loadCaller, saveCaller } from './session.js';
+import { describeLimits, readKeyLimits, type KeyLimitFields } from './key-limits.js';
 
 interface Eip1193Provider {
   request(args: { method: string; params?: unknown[] }): Promise<unknown>;
@@ -93,13 +95,15 @@ export function setUpWallet(onCallerChange: () => void): { refreshBalance(): Pro
   byId('mint-key').addEventListener('click', async () => {
     clearError();
     try {
+      const limits = readKeyLimits();
       const account = await connect();
       switchWallet(account);
       showKeyStatus('Sign the message in your wallet…');
-      const key = await mintKey(account);
+      const key = await mintKey(account, limits);
       saveCaller({ wallet: account, key });
       keyInput.value = key;
-      showKeyStatus('Key minted with a SIWE proof; kept for this browser session only.');
+      const limited = describeLimits(limits);
+      showKeyStatus(`Key minted with a SIWE proof${limited ? ` (limits: ${limited})` : ''}; kept for this browser session only.`);
       onCallerChange();
       await refreshBalance();
     } catch (err) {
@@ -135,8 +139,8 @@ async function connect(): Promise<string> {
   return getAddress(accounts[0]);
 }
 
-/** GET /auth/nonce, a SIWE message for the domain and uri it names, a signature, POST /auth/api-keys. */
-async function mintKey(address: string): Promise<string> {
+/** GET /auth/nonce, a SIWE message for the domain and uri it names, a signature, POST /auth/api-keys with `limits`. */
+async function mintKey(address: string, limits: KeyLimitFields): Promise<string> {
   const provider = window.ethereum as Eip1193Provider;
   const { nonce, domain, uri } = await apiJson<{ nonce: string; domain: string; uri: string }>('auth/nonce');
   const chainId = Number.parseInt(String(await provider.request({ method: 'eth_chainId' })), 16) || 1;
@@ -152,6 +156,6 @@ async function mintKey(address: string): Promise<string> {
     expirationTime: new Date(Date.now() + PROOF_LIFETIME_MS),
   });
   const signature = (await provider.request({ method: 'personal_sign', params: [stringToHex(message), address] })) as string;
-  const created = await apiJson<{ key: string }>('auth/api-keys', { body: { name: 'playground', message, signature } });
+  const created = await apiJson<{ key: string }>('auth/api-keys', { body: { name: 'playground', message, signature, ...limits } });
   return created.key;
 }

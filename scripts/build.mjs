@@ -22,7 +22,7 @@ const DIST = join(ROOT, 'dist');
 const STAMP = join(DIST, '.build-stamp');
 const LOCK = join(DIST, '.build-lock');
 /** What the compile step reads: tsconfig.build.json's folders, the playground bundle, and the recipe (scripts, dependency versions). */
-const INPUT_DIRS = ['gateway', 'chains', 'tool-servers', 'playground'];
+const INPUT_DIRS = ['gateway', 'chains', 'telemetry', 'tool-servers', 'playground'];
 const INPUT_FILES = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs'];
 /** How often a waiting start looks at the lock again. */
 const LOCK_POLL_MS = 100;

@@ -23,6 +23,8 @@ import { knowledgeEnvSchema } from '../tool-servers/knowledge/server.js';
 import { onchainEnvSchema } from '../tool-servers/onchain/server.js';
 import { utilityEnvSchema } from '../tool-servers/utility/settings.js';
 import { webEnvSchema } from '../tool-servers/web/config.js';
+import { otelEnvSchema } from '../telemetry/otel-settings.js';
+import { gatewayTracingEnvSchema } from '../gateway/tracing/start-tracing.js';
 
 declare module 'zod' {
   interface GlobalMeta {
@@ -176,10 +178,15 @@ function gatewayRows(keys: string[]): Row[] {
 }
 
 function serverRows(server: string, schema: z.ZodObject): Row[] {
+  return envRows(`${server} server`, schema);
+}
+
+/** One row per variable of an environment schema, `(who)` in the setting column. */
+function envRows(who: string, schema: z.ZodObject): Row[] {
   return Object.entries(schema.shape as Record<string, z.core.$ZodType>).map(([name, child]) => {
     const field = fieldOf(child);
-    if (field.meta.description === undefined) throw new Error(`${server} server: ${name} has no description: give it .describe()`);
-    return { setting: `(${server} server)`, env: code(name), default: describeDefault(field, 'env'), meaning: field.meta.description };
+    if (field.meta.description === undefined) throw new Error(`${who}: ${name} has no description: give it .describe()`);
+    return { setting: `(${who})`, env: code(name), default: describeDefault(field, 'env'), meaning: field.meta.description };
   });
 }
 
@@ -193,6 +200,11 @@ export function configTables(): Map<string, string> {
   const tables = new Map<string, string>();
   for (const [name, keys] of Object.entries(GATEWAY_TABLES)) tables.set(name, renderTable(gatewayRows(keys)));
   for (const [server, schema] of Object.entries(SERVER_TABLES)) tables.set(`${server}-server`, renderTable(serverRows(server, schema)));
+  // The standard OpenTelemetry variables, read alike by the gateway and each tool server, then the gateway's own.
+  tables.set(
+    'tracing',
+    renderTable([...envRows('gateway and tool servers', otelEnvSchema), ...envRows('gateway', gatewayTracingEnvSchema)]),
+  );
   return tables;
 }
 

@@ -22,7 +22,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Every source file of the folders the rules are about, from the repository root. */
-const FILES = ['gateway', 'tool-servers', 'chains'].flatMap((folder) =>
+const FILES = ['gateway', 'tool-servers', 'chains', 'telemetry'].flatMap((folder) =>
   sourceFiles(join(ROOT, folder)).map((path) => relative(ROOT, path)),
 );
 
@@ -59,7 +59,8 @@ const LEAVES = [
   'keyed-mutex',
   'id-sequence',
 ].map((name) => `gateway/${name}.ts`);
-const leaf = oneOf(...LEAVES);
+/** tracing/ is shared the same way: every layer hands its spans down, and it imports no layer. */
+const leaf = anyOf(oneOf(...LEAVES), under('gateway/tracing'));
 /** The composition root: it builds every part, so it may import any (stores/ is its mode switch: it opens every store). */
 const root = anyOf(oneOf('gateway/main.ts', 'gateway/server.ts', 'gateway/app.ts'), under('gateway/stores'));
 /** The features: each owns the contracts of the stores it needs, and none imports a database. */
@@ -86,16 +87,25 @@ const RULES: Rule[] = [
     from: under('chains'),
     refuses: anyOf(under('gateway'), under('tool-servers')),
   },
-  { says: `the shared leaf modules (${LEAVES.join(', ')}) import none of the layers`, from: leaf, refuses: not(leaf) },
+  {
+    says: `the shared leaf modules (${LEAVES.join(', ')}, tracing/) import none of the layers (of the top level, telemetry/ and chains/ only)`,
+    from: leaf,
+    refuses: (target) => !leaf(target) && !under('telemetry')(target) && !under('chains')(target),
+  },
+  {
+    says: 'telemetry/ (the OpenTelemetry settings and SDK both sides use) imports nothing from gateway/, tool-servers/ or chains/',
+    from: under('telemetry'),
+    refuses: anyOf(under('gateway'), under('tool-servers'), under('chains')),
+  },
   {
     says: 'tools/ imports only the leaf modules',
     from: under('gateway/tools'),
     refuses: (target) => under('gateway')(target) && !under('gateway/tools')(target) && !leaf(target),
   },
   {
-    says: 'chat/ imports tools/, the leaf modules and, of ledger/, only the Charger contract (ledger/charging.ts)',
+    says: 'chat/ imports tools/, the leaf modules, telemetry/’s names and, of ledger/, only the Charger contract (ledger/charging.ts)',
     from: under('gateway/chat'),
-    refuses: not(anyOf(under('gateway/chat'), under('gateway/tools'), leaf, oneOf('gateway/ledger/charging.ts'))),
+    refuses: not(anyOf(under('gateway/chat'), under('gateway/tools'), leaf, under('telemetry'), oneOf('gateway/ledger/charging.ts'))),
   },
   {
     says: 'responses/ imports chat/ and the leaf modules (its store contract is its own, responses/response-store.ts)',
@@ -178,6 +188,7 @@ test('the import pattern still finds the imports, and every folder a rule names 
     'storage',
     'stores',
     'cli',
+    'tracing',
   ]) {
     assert.ok(existsSync(join(ROOT, 'gateway', folder)), `gateway/${folder} is named by a rule but does not exist`);
   }

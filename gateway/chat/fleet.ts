@@ -35,6 +35,8 @@ export class Deployment implements Candidate {
   readonly weight: number;
   readonly priority: number;
   readonly maxOutputTokens: number;
+  /** The model's name on this server (`upstreams[].model`): what a trace's `chat` span is named after. */
+  readonly upstreamModel: string;
   /** Calls this instance has sent here that have not ended. */
   outstanding = 0;
   /**
@@ -56,6 +58,7 @@ export class Deployment implements Candidate {
     this.weight = config.weight;
     this.priority = config.priority;
     this.maxOutputTokens = config.maxOutputTokens;
+    this.upstreamModel = config.model;
     const labels = { model: modelId, deployment: config.name };
     this.series = {
       requests: metrics.upstreamRequests.labels(labels),

@@ -19,7 +19,8 @@
 import type { Config, ModelConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ToolRunner } from '../tools/types.js';
+import type { ToolInfo, ToolRunner } from '../tools/types.js';
+import type { ToolScope } from '../tools/tool-scope.js';
 import type { Charge, Charger } from '../ledger/charging.js';
 import { echoed, InsufficientCredits, NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from '../pricing.js';
@@ -49,6 +50,25 @@ import { conversationKey } from './conversation-key.js';
 import { nextAttempt, retryDelayMs } from './retry-policy.js';
 import type { ChatAbort } from './chat-abort.js';
 import type { ChatCredits, FinishReason, FunctionTool, ToolTraceEntry, UpstreamMessage, UpstreamToolCall, Usage } from './chat-types.js';
+import { NO_SPAN, type TraceSpan } from '../tracing/trace-span.js';
+import { errorTypeOf } from '../tracing/error-type.js';
+import {
+  GEN_AI_AGENT_NAME,
+  GEN_AI_INPUT_MESSAGES,
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_OUTPUT_MESSAGES,
+  GEN_AI_PROVIDER_NAME,
+  GEN_AI_REQUEST_MAX_TOKENS,
+  GEN_AI_REQUEST_MODEL,
+  GEN_AI_RESPONSE_FINISH_REASONS,
+  GEN_AI_USAGE_INPUT_TOKENS,
+  GEN_AI_USAGE_OUTPUT_TOKENS,
+  SERVER_ADDRESS,
+  SERVER_PORT,
+  SWITCHYARD_CHAT_ROUNDS,
+  SWITCHYARD_CREDITS_CHARGED,
+  SWITCHYARD_DEPLOYMENT,
+} from '../../telemetry/semconv.js';
 
 /** Attempts per upstream call, and the backoff between two on a model's only deployment: 100 ms doubling, at most 2 s. */
 const RETRY = { maxAttempts: 3, baseMs: 100, capMs: 2_000 };
@@ -75,8 +95,14 @@ export interface ChatPlan {
   maxTokens?: number;
   sampling: Pick<UpstreamChatParams, 'temperature' | 'top_p' | 'stop' | 'seed' | 'user'>;
   wallet: string;
+  /** The API key the request came with: its budgets are charged with the wallet. */
+  key?: string;
+  /** The gateway tools the key may use (offered to the model, and run); absent: every tool. Client functions are never scoped. */
+  toolScope?: ToolScope;
   /** The answer format (`answerFormat` compiles it); plain text when absent. */
   format?: AnswerFormat;
+  /** The request's span: the chat's `invoke_agent` span goes under it (none: not traced). */
+  trace?: TraceSpan;
 }
 
 /** Where the loop reports progress; the streaming route turns these into SSE. */
@@ -153,6 +179,8 @@ interface ModelSeries {
 /** One chat's state while it runs. */
 interface ChatRun {
   plan: ChatPlan;
+  /** Its `invoke_agent switchyard` span (NO_SPAN untraced): each upstream and tool call's span goes under it. */
+  span: TraceSpan;
   fleet: Fleet;
   /** The conversation's key (conversation-key.ts), computed once; undefined for a model with one deployment, or no user message. */
   key?: number;
@@ -190,6 +218,8 @@ interface ChatRun {
 
 export class ChatOrchestrator {
   private readonly offer = new ToolOffer();
+  /** One offer per key scope, so a scoped key's chats reuse one built and measured offer. */
+  private readonly scopedOffers = new WeakMap<ToolScope, ToolOffer>();
   private readonly formats = new AnswerFormats();
   private readonly modelsByName = new Map<string, ModelConfig>();
   private readonly seriesByModel = new Map<string, ModelSeries>();
@@ -236,9 +266,16 @@ export class ChatOrchestrator {
       throw upstreamUnavailable(plan.model.id, reason, fleet.retryAfterSeconds(), upstreamSettingsOf(plan.model));
     }
     const { deadlineMs, maxRounds } = this.deps.config.chat;
-    assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
+    assertNoNameConflict(plan.clientTools, this.offerFor(plan.toolScope).functionsFor(this.toolsFor(plan.toolScope)));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
-    const chat = this.startChat(plan, fleet, conversationOf(plan, restored), sink);
+    const span = (plan.trace ?? NO_SPAN).child('invoke_agent switchyard', 'internal', {
+      [GEN_AI_OPERATION_NAME]: 'invoke_agent',
+      [GEN_AI_AGENT_NAME]: 'switchyard',
+      [GEN_AI_REQUEST_MODEL]: plan.model.id,
+      [GEN_AI_REQUEST_MAX_TOKENS]: plan.maxTokens,
+    });
+    span.content(GEN_AI_INPUT_MESSAGES, () => plan.messages);
+    const chat = this.startChat(plan, fleet, conversationOf(plan, restored), sink, span);
     const deadline = setTimeout(() => abort.abort(chatDeadlineExceeded(deadlineMs)), deadlineMs);
     try {
       let finishReason: FinishReason;
@@ -256,7 +293,7 @@ export class ChatOrchestrator {
         } else if (chat.billing.claimRunAhead(need)) {
           round = await this.callUpstreamWhileHolding(chat, need, { promptTokens, final }, sink, abort);
         } else {
-          if (!(await chat.billing.cover(need))) {
+          if (!(await this.reserve(chat, need))) {
             finishReason = 'length'; // out of credits (or the hold expired): answer with what exists
             cutShort = 'credits';
             break;
@@ -288,10 +325,38 @@ export class ChatOrchestrator {
       return await this.finishChat(chat, finishReason, clientCalls, cutShort);
     } catch (err) {
       await this.settleAfterFailure(chat, abort.reason instanceof ClientCancelled);
-      throw abort.aborted ? abort.reason : err;
+      const thrown = abort.aborted ? abort.reason : err;
+      span.fail(errorTypeOf(thrown));
+      throw thrown;
     } finally {
       clearTimeout(deadline);
+      span.end();
     }
+  }
+
+  /** A hold for the next call (`Charge.cover`), as a ledger event on the chat's span. */
+  private async reserve(chat: ChatRun, need: number): Promise<boolean> {
+    const started = performance.now();
+    const granted = await chat.billing.cover(need);
+    if (chat.span.recording) chat.span.event('switchyard.ledger.reserve', { credits: need, granted, ms: msSince(started) });
+    return granted;
+  }
+
+  /** The gateway's tools a chat of this scope offers (the same array until the tools change). */
+  private toolsFor(scope: ToolScope | undefined): ToolInfo[] {
+    const all = this.deps.tools.listTools();
+    return scope ? scope.filter(all) : all;
+  }
+
+  /** One offer per key scope: a scoped key's chats reuse one built and measured offer. */
+  private offerFor(scope: ToolScope | undefined): ToolOffer {
+    if (!scope) return this.offer;
+    let offer = this.scopedOffers.get(scope);
+    if (!offer) {
+      offer = new ToolOffer();
+      this.scopedOffers.set(scope, offer);
+    }
+    return offer;
   }
 
   /**
@@ -301,33 +366,35 @@ export class ChatOrchestrator {
    * Checks the client's tools as `run` does; nothing is spent and no upstream is called.
    */
   async estimatePromptTokens(plan: ChatPlan): Promise<number> {
-    assertNoNameConflict(plan.clientTools, this.offer.functionsFor(this.deps.tools.listTools()));
+    assertNoNameConflict(plan.clientTools, this.offerFor(plan.toolScope).functionsFor(this.toolsFor(plan.toolScope)));
     const restored = await this.deps.keptRounds.restore(plan.wallet, plan.messages);
     const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversationOf(plan, restored)];
     return new TokenTally(this.toolsOffered(plan).toolsChars, messages).promptTokens();
   }
 
-  /** The tools a chat offers (none when the client turned them off) and the length of their JSON. */
+  /** The tools a chat offers (none when the client turned them off; the gateway's only those its key may use) and the length of their JSON. */
   private toolsOffered(plan: ChatPlan): { tools: FunctionTool[]; toolsChars: number } {
     if (!toolsEnabled(plan.clientTools)) return { tools: [], toolsChars: 0 };
-    const gatewayTools = this.offer.functionsFor(this.deps.tools.listTools());
+    const offer = this.offerFor(plan.toolScope);
+    const gatewayTools = offer.functionsFor(this.toolsFor(plan.toolScope));
     const clientFunctions = plan.clientTools.functions;
     const tools = clientFunctions.length ? [...gatewayTools, ...clientFunctions] : gatewayTools;
-    const toolsChars = tools.length ? this.offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0) : 0;
+    const toolsChars = tools.length ? offer.jsonLength + (clientFunctions.length ? JSON.stringify(clientFunctions).length : 0) : 0;
     return { tools, toolsChars };
   }
 
   /** The chat's state before its first call: the preamble added, the gateway's tools and the client's functions offered, nothing spent. */
-  private startChat(plan: ChatPlan, fleet: Fleet, conversation: UpstreamMessage[], sink: ChatSink): ChatRun {
+  private startChat(plan: ChatPlan, fleet: Fleet, conversation: UpstreamMessage[], sink: ChatSink, span: TraceSpan): ChatRun {
     const { tools, toolsChars } = this.toolsOffered(plan);
     const messages: UpstreamMessage[] = [{ role: 'system', content: this.preamble() }, ...conversation];
     return {
       plan,
+      span,
       fleet,
       // The client's messages alone (not the preamble, instructions or kept rounds), and only when there is a choice to make.
       key: fleet.several ? conversationKey(plan.wallet, plan.history, plan.messages) : undefined,
       answeredBy: [],
-      billing: this.deps.charger.begin(plan.wallet),
+      billing: this.deps.charger.begin(plan.key === undefined ? { wallet: plan.wallet } : { wallet: plan.wallet, key: plan.key }),
       tools,
       // The config holds maxOutputTokens to OUTPUT_TOKEN_CEILING; the client can only lower it.
       maxOut: Math.min(plan.maxTokens ?? Infinity, fleet.maxOutputTokens),
@@ -394,7 +461,7 @@ export class ChatOrchestrator {
     abort: ChatAbort,
   ): Promise<AssembledRound> {
     // A first cover resolves true or throws (Charge.claimRunAhead).
-    const held = chat.billing.cover(need).then(() => undefined);
+    const held = this.reserve(chat, need).then(() => undefined);
     held.catch((err: unknown) => void abort.abort(err));
     try {
       return await this.callUpstream(chat, call, sink, abort, held);
@@ -418,35 +485,53 @@ export class ChatOrchestrator {
     const { fleet } = chat;
     const { maxAttempts, baseMs, capMs } = RETRY;
     let deployment = fleet.choose(chat.key);
-    for (let attempt = 1; ; attempt++) {
-      // Every deployment went unhealthy since the chat began (a cooldown, a probe).
-      if (!deployment) {
-        const reason = 'every deployment is down or cooling down';
-        throw upstreamUnavailable(chat.plan.model.id, reason, fleet.retryAfterSeconds(), upstreamSettingsOf(chat.plan.model));
-      }
-      const shown = chat.answer.text.length;
-      try {
-        const canFailOver = attempt < maxAttempts && fleet.hasAlternative(deployment);
-        return await this.attempt(chat, deployment, { ...call, canFailOver }, sink, abort, admitted);
-      } catch (err) {
-        if (!(err instanceof UpstreamFailure) || abort.aborted) throw err;
-        const failure = { kind: err.kind, status: err.upstreamStatus, errorCode: err.errorCode };
-        const wrote = chat.answer.text.length > shown;
-        const next = nextAttempt({ attempt, maxAttempts, failure, wrote, fleet: fleet.several });
-        fleet.failed(deployment, err, next);
-        if (next === 'give-up') throw err;
-        chat.inFlight = undefined;
-        if (next === 'retry') await abort.wait(retryDelayMs(attempt, { baseMs, capMs, retryAfter: err.retryAfter }));
-        else {
-          deployment = fleet.choose(chat.key, deployment);
-          if (!deployment) throw err;
+    // One `chat {model}` span per call, whatever its attempts: retries and failovers are its events.
+    const span = chat.span.child(`chat ${deployment?.upstreamModel ?? chat.plan.model.id}`, 'client', {
+      [GEN_AI_OPERATION_NAME]: 'chat',
+      [GEN_AI_PROVIDER_NAME]: 'openai',
+      [GEN_AI_REQUEST_MODEL]: deployment?.upstreamModel,
+    });
+    try {
+      for (let attempt = 1; ; attempt++) {
+        // Every deployment went unhealthy since the chat began (a cooldown, a probe).
+        if (!deployment) {
+          const reason = 'every deployment is down or cooling down';
+          throw upstreamUnavailable(chat.plan.model.id, reason, fleet.retryAfterSeconds(), upstreamSettingsOf(chat.plan.model));
+        }
+        const shown = chat.answer.text.length;
+        if (span.recording) span.set(deploymentAttributes(deployment));
+        try {
+          const canFailOver = attempt < maxAttempts && fleet.hasAlternative(deployment);
+          const round = await this.attempt(chat, deployment, { ...call, canFailOver }, sink, abort, admitted, span);
+          if (span.recording) span.set(roundAttributes(round));
+          return round;
+        } catch (err) {
+          if (!(err instanceof UpstreamFailure) || abort.aborted) throw err;
+          const failure = { kind: err.kind, status: err.upstreamStatus, errorCode: err.errorCode };
+          const wrote = chat.answer.text.length > shown;
+          const next = nextAttempt({ attempt, maxAttempts, failure, wrote, fleet: fleet.several });
+          fleet.failed(deployment, err, next);
+          if (next === 'give-up') throw err;
+          chat.inFlight = undefined;
+          const from = deployment.name;
+          if (next === 'retry') await abort.wait(retryDelayMs(attempt, { baseMs, capMs, retryAfter: err.retryAfter }));
+          else {
+            deployment = fleet.choose(chat.key, deployment);
+            if (!deployment) throw err;
+          }
+          span.event(`switchyard.upstream.${next}`, { attempt, 'error.type': err.code, [SWITCHYARD_DEPLOYMENT]: from });
         }
       }
+    } catch (err) {
+      span.fail(errorTypeOf(abort.aborted ? abort.reason : err));
+      throw err;
+    } finally {
+      span.end();
     }
   }
 
   /**
-   * One streamed attempt on `deployment`, on its own branch of the chat's abort (its timeouts end
+   * One attempt on `deployment` (streamed, or one JSON answer when nothing reaches a client before the chat ends), on its own branch of the chat's abort (its timeouts end
    * the attempt, not the chat). A live answer gets its visible text as it arrives (once `admitted`,
    * when given, resolved); one that reaches nobody before the chat ends gets it once the call
    * succeeded, so an abandoned attempt leaves nothing behind; under a JSON format nothing is given
@@ -459,7 +544,8 @@ export class ChatOrchestrator {
     call: { promptTokens: number; final: boolean; canFailOver: boolean },
     sink: ChatSink,
     abort: ChatAbort,
-    admitted?: Promise<void>,
+    admitted: Promise<void> | undefined,
+    span: TraceSpan,
   ): Promise<AssembledRound> {
     const modelId = chat.plan.model.id;
     const { tools, fleet } = chat;
@@ -486,12 +572,17 @@ export class ChatOrchestrator {
         },
         {
           abort: branch.abort,
-          // Only while another deployment could take the call: a last chance waits out `timeoutMs`.
+          // Only while another deployment could take the call: a last chance waits out `timeoutMs`
+          // (and so does a JSON call, which shows nothing before it ends).
           firstTokenTimeoutMs: call.canFailOver ? fleet.routing.firstTokenTimeoutMs : undefined,
           admitted,
+          // Nobody sees this call's text before it ends: one JSON answer, not a stream of events.
+          json: !live,
           onData: (data) => assembler.push(data),
+          onCompletion: (body) => assembler.pushCompletion(body),
           onDone: () => (sawDone = true),
           drained: sink.drained,
+          traceHeaders: span.headers(),
           onAnswer: () => (inFlight.answered = true),
           // Accepted once the first upstream call answered 2xx (and its hold was granted): until
           // then every refusal (402, 503, the upstream's own 4xx) is still a plain HTTP error, and
@@ -538,9 +629,11 @@ export class ChatOrchestrator {
     const results = await runToolRound(round.run, {
       round: chat.toolRounds,
       runner: this.deps.tools,
+      scope: chat.plan.toolScope,
       concurrency: config.chat.toolConcurrency,
       maxChars: config.chat.toolResultMaxChars,
       signal: abort.signal,
+      trace: chat.span,
     });
     for (const m of results.messages) this.addMessage(chat, m);
     chat.trace.push(...results.trace);
@@ -567,7 +660,19 @@ export class ChatOrchestrator {
     if (chat.tally.estimated) {
       this.deps.logger.info({ model: modelId, usage }, 'upstream reported no usage: tokens estimated as ceil(characters / 4)');
     }
-    const credits = await chat.billing.settle(chatCost(usage));
+    const credits = await this.settle(chat, chatCost(usage));
+    if (chat.span.recording) {
+      chat.span.set({
+        [SWITCHYARD_CHAT_ROUNDS]: chat.toolRounds,
+        [GEN_AI_RESPONSE_FINISH_REASONS]: [finishReason],
+        [GEN_AI_USAGE_INPUT_TOKENS]: usage.prompt_tokens,
+        [GEN_AI_USAGE_OUTPUT_TOKENS]: usage.completion_tokens,
+        [SWITCHYARD_CREDITS_CHARGED]: credits?.charged,
+      });
+      chat.span.content(GEN_AI_OUTPUT_MESSAGES, () => [
+        { role: 'assistant', parts: [{ type: 'text', content: chat.answer.text }], finish_reason: finishReason },
+      ]);
+    }
     const series = this.seriesOf(modelId);
     series.rounds.observe(chat.toolRounds);
     series.promptTokens.inc(usage.prompt_tokens);
@@ -586,6 +691,17 @@ export class ChatOrchestrator {
       conversation: chat.messages.slice(1, chat.correction?.from),
       ...(chat.answeredBy.length ? { deployments: chat.answeredBy } : {}),
     };
+  }
+
+  /**
+   * The chat's cost charged (`Charge.settle`), as a ledger event on its span: its `ms` includes
+   * the wait for the ledger's commit (the group commit's turn, or PostgreSQL's round trip).
+   */
+  private async settle(chat: ChatRun, cost: number): Promise<ChatCredits | undefined> {
+    const started = performance.now();
+    const credits = await chat.billing.settle(cost);
+    if (chat.span.recording) chat.span.event('switchyard.ledger.settle', { credits: credits?.charged ?? 0, ms: msSince(started) });
+    return credits;
   }
 
   /** A model's chat metrics as child handles, made once per model rather than per request. */
@@ -630,7 +746,7 @@ export class ChatOrchestrator {
     try {
       if (consumed.prompt_tokens + consumed.completion_tokens === 0) await chat.billing.release();
       else {
-        const credits = await chat.billing.settle(chatCost(consumed));
+        const credits = await this.settle(chat, chatCost(consumed));
         if (credits) this.seriesOf(modelId).credits.inc(credits.charged);
       }
     } catch (err) {
@@ -646,6 +762,29 @@ export class ChatOrchestrator {
       this.deps.logger.error({ err, model: modelId }, 'settling a failed chat failed');
     }
   }
+}
+
+function msSince(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10;
+}
+
+/** Where one attempt of an upstream call went, for its `chat` span. */
+function deploymentAttributes(deployment: Deployment) {
+  return {
+    [SWITCHYARD_DEPLOYMENT]: deployment.name,
+    [GEN_AI_REQUEST_MODEL]: deployment.upstreamModel,
+    [SERVER_ADDRESS]: deployment.client.serverAddress,
+    [SERVER_PORT]: deployment.client.serverPort,
+  };
+}
+
+/** What the upstream said of a call that answered (usage as reported, when it reported any). */
+function roundAttributes(round: AssembledRound) {
+  return {
+    [GEN_AI_USAGE_INPUT_TOKENS]: round.usage?.prompt_tokens,
+    [GEN_AI_USAGE_OUTPUT_TOKENS]: round.usage?.completion_tokens,
+    [GEN_AI_RESPONSE_FINISH_REASONS]: round.finishReason ? [round.finishReason] : undefined,
+  };
 }
 
 /** What the model reads after the preamble: instructions, the history, then the messages (kept rounds restored). */

@@ -9,15 +9,22 @@
  */
 import { echoed, GatewayError } from '../errors.js';
 import type { ToolRunner } from '../tools/types.js';
+import type { TraceSpan } from '../tracing/trace-span.js';
+import type { ToolScope } from '../tools/tool-scope.js';
+import { LIST_TOOLS_NAME, type ListToolsResult } from '../tools/list-tools-builtin.js';
 import type { ToolTraceEntry, UpstreamMessage, UpstreamToolCall } from './chat-types.js';
 
 export interface ToolRoundOptions {
   round: number;
   runner: ToolRunner;
+  /** The tools the request's key may use: another is refused (tool_not_allowed) as a message the model reads. */
+  scope?: ToolScope;
   concurrency: number;
   /** Longest tool message; longer results are cut with a visible marker. */
   maxChars: number;
   signal: AbortSignal;
+  /** The chat's span: each call's `execute_tool` span goes under it. */
+  trace?: TraceSpan;
 }
 
 export interface ToolRoundResult {
@@ -66,8 +73,14 @@ async function runOne(call: UpstreamToolCall, options: ToolRoundOptions): Promis
       `The arguments for ${name} are not a JSON object: ${echoed(call.function.arguments)}`,
     );
   }
+  const { scope } = options;
+  if (scope && !scope.allowsName(name, options.runner.listTools())) {
+    return failed(args, 'tool_not_allowed', `This API key may not use the tool ${echoed(name)}.`);
+  }
   try {
-    const result = await options.runner.callTool(name, args, { signal: options.signal });
+    let result = await options.runner.callTool(name, args, { signal: options.signal, trace: options.trace, callId: call.id });
+    // list_tools answers for every tool: a limited key's model hears only of the key's.
+    if (scope && name === LIST_TOOLS_NAME) result = { tools: (result as ListToolsResult).tools.filter((tool) => scope.allows(tool)) };
     return {
       content: capped(JSON.stringify(result ?? null), options.maxChars),
       trace: { round: options.round, tool: name, arguments: args, ok: true, duration_ms: Math.round(performance.now() - started) },

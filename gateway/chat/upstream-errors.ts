@@ -168,6 +168,11 @@ export function upstreamStreamCutOff(modelId: string): UpstreamFailure {
   return upstreamBrokeOff(modelId, 'the stream ended before the answer was complete (no finish_reason, no [DONE])');
 }
 
+/** 502: a JSON answer (asked for with `stream: false`) that is no chat completion: not JSON, or without `choices`. */
+export function upstreamNotACompletion(modelId: string): UpstreamFailure {
+  return upstreamBrokeOff(modelId, 'its answer is not a chat completion');
+}
+
 /**
  * 502: the upstream ended the answer with `finish_reason: "abort"` — SGLang's graceful abort (an
  * /abort_request or a session cleanup), which streams like a normal end but leaves the answer cut.

@@ -15,7 +15,9 @@
  * The permanent records of outside payments (deposits, x402) and the remainders below one credit
  * are copied, so a payment credited before the move still counts once after it; so are the deposit
  * records and scan cursors, so a deposit seen but not yet credited is credited after the move; so
- * are the x402 payment records, so a settlement still pending is reconciled after the move.
+ * are the x402 payment records, so a settlement still pending is reconciled after the move; and so
+ * are API keys' limits with their spend counters (lifetime and the UTC day's), so a capped key
+ * stays capped, with what it already spent counted, after the move.
  *
  * @example
  *   DATA_DIR=./data DATABASE_URL=postgres://… npm run credits -- migrate-to-postgres
@@ -26,7 +28,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import { join } from 'node:path';
 import { openEmbeddedCliStores } from '../stores/embedded-stores.js';
-import type { ExternalRow } from '../ledger/embedded-ledger.js';
+import { storedLimitsSchema, type ExternalRow, type KeyLimitsRow } from '../ledger/embedded-ledger.js';
 import { STORE_FILE } from '../storage/sqlite/keyv-store.js';
 import { hasTable, openSqlite } from '../storage/sqlite/sqlite-connection.js';
 import { KeyvKeyStore } from '../keys/keyv-key-store.js';
@@ -50,6 +52,8 @@ export interface MigrationReport {
   deposits: { copied: number; skipped: number };
   /** x402 payments sent for settlement (pending ones are reconciled from PostgreSQL afterwards). */
   x402Payments: { copied: number; skipped: number };
+  /** API keys' limits and spend counters. */
+  keyLimits: { copied: number; skipped: number };
 }
 
 const WALLET_INDEX = 'wallet:';
@@ -79,6 +83,7 @@ async function ledgerRows(dataDir: string) {
           }
         : { deposits: [], cursors: [] }),
       x402Payments: await db.all<X402PaymentRow>('SELECT * FROM x402_payments ORDER BY seq'),
+      keyLimits: await db.all<KeyLimitsRow>('SELECT * FROM ledger_key_limits'),
     };
   } finally {
     await db.close();
@@ -111,6 +116,7 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           externalCredits: { copied: 0, skipped: 0 },
           deposits: { copied: 0, skipped: 0 },
           x402Payments: { copied: 0, skipped: 0 },
+          keyLimits: { copied: 0, skipped: 0 },
         };
         for (const { hash, record } of keys) {
           const inserted = await tx`
@@ -175,6 +181,15 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
               ${row.valid_before}::bigint, ${row.from_block}::numeric, ${row.pay_to}, ${row.units_per_credit}::numeric, ${row.state}, ${row.tx})
             on conflict do nothing returning id`;
           report.x402Payments[inserted.length === 1 ? 'copied' : 'skipped']++;
+        }
+        for (const row of stored.keyLimits) {
+          const limits = storedLimitsSchema.parse(JSON.parse(row.limits));
+          const inserted = await tx`
+            insert into key_limits (key_id, wallet, max_credits, max_credits_per_day, expires_at, tools, models, spent, day, day_spent)
+            values (${row.key_id}, ${row.wallet}, ${limits.maxCredits}, ${limits.maxCreditsPerDay}, ${limits.expiresAt},
+              ${limits.tools}, ${limits.models}, ${row.spent}::bigint, ${row.day}, ${row.day_spent}::bigint)
+            on conflict do nothing returning key_id`;
+          report.keyLimits[inserted.length === 1 ? 'copied' : 'skipped']++;
         }
         return report;
       });

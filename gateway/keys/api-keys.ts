@@ -9,6 +9,11 @@
  * DATA_DIR lock), so the cache is exact. With several processes on one store, another instance's
  * revocation reaches this cache through `forget`/`clear` (cluster mode wires that).
  *
+ * A key's limits are not in its record: they live with the ledger (ledger/key-budgets.ts). The
+ * cache holds them beside the record, read through `limitsOf` when the record is read, so a change
+ * of limits travels as a revocation does (`limitsChanged` drops the hash here and broadcasts it).
+ * `L` is the limits' type, which keys/ does not need to know.
+ *
  * @example
  *   const keys = new ApiKeys(new KeyvKeyStore(store.keys))
  *   const { key } = await keys.create({ address, name: 'laptop', verified: true })
@@ -31,9 +36,12 @@ const DEFAULT_CACHE_SIZE = 10_000;
 /** What GET /auth/api-keys shows: never the key, never its hash. */
 export type ApiKeyListing = Omit<ApiKeyRecord, 'address'>;
 
+/** A key as the cache holds it: its record and, when it has any, its limits. */
+export type KnownKey<L> = ApiKeyRecord & { limits?: L };
+
 /** A change other copies of the key cache must hear about (cluster mode broadcasts it). */
 export interface KeyChange {
-  kind: 'created' | 'revoked';
+  kind: 'created' | 'revoked' | 'changed';
   hash: string;
 }
 
@@ -41,10 +49,11 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-export class ApiKeys {
+export class ApiKeys<L = never> {
   private readonly now: () => number;
-  /** Hash → record, the least recently used dropped first. */
-  private readonly cache: LRUCache<string, ApiKeyRecord>;
+  /** Hash → record (and limits), the least recently used dropped first. */
+  private readonly cache: LRUCache<string, KnownKey<L>>;
+  private readonly limitsOf: ((keyId: string) => Promise<L | undefined>) | undefined;
   /** Bumped by every forget, clear and change: a store read that straddles one is not cached. */
   private generation = 0;
   private readonly listeners: Array<(change: KeyChange) => void> = [];
@@ -52,15 +61,31 @@ export class ApiKeys {
 
   constructor(
     private readonly store: KeyStore,
-    options: { now?: () => number; cacheSize?: number; onTouchError?: (err: unknown) => void } = {},
+    options: {
+      now?: () => number;
+      cacheSize?: number;
+      onTouchError?: (err: unknown) => void;
+      /** A key's limits, read with its record (undefined: none). */
+      limitsOf?: (keyId: string) => Promise<L | undefined>;
+    } = {},
   ) {
     this.now = options.now ?? Date.now;
+    this.limitsOf = options.limitsOf;
     this.cache = new LRUCache({ max: options.cacheSize ?? DEFAULT_CACHE_SIZE });
     this.onTouchError = options.onTouchError ?? (() => {});
   }
 
-  /** Mint a key for `address`; the plaintext exists only in the return value. */
-  async create(options: { address: string; name: string; verified: boolean }): Promise<{ key: string; record: ApiKeyRecord }> {
+  /**
+   * Mint a key for `address`; the plaintext exists only in the return value. `prepare` runs
+   * before the record is stored (its limits go to the ledger first, so no crash leaves a key
+   * working without the limits it was minted with).
+   */
+  async create(options: {
+    address: string;
+    name: string;
+    verified: boolean;
+    prepare?: (record: ApiKeyRecord) => Promise<void>;
+  }): Promise<{ key: string; record: ApiKeyRecord }> {
     const key = KEY_PREFIX + randomBytes(32).toString('base64url');
     const hash = hashKey(key);
     const record: ApiKeyRecord = {
@@ -72,24 +97,27 @@ export class ApiKeys {
       verified: options.verified,
       prefix: key.slice(0, KEY_PREFIX.length + 4),
     };
+    await options.prepare?.(record);
     await this.store.insert(hash, record);
     this.changed({ kind: 'created', hash });
     return { key, record };
   }
 
   /** The record of a presented key if this process holds it in memory (a hit moves up the LRU). */
-  findInMemory(key: string): ApiKeyRecord | undefined {
+  findInMemory(key: string): KnownKey<L> | undefined {
     return KEY_PATTERN.test(key) ? this.cache.get(hashKey(key)) : undefined;
   }
 
   /** The record of a presented key, or undefined when it is malformed, unknown or revoked. */
-  async find(key: string): Promise<ApiKeyRecord | undefined> {
+  async find(key: string): Promise<KnownKey<L> | undefined> {
     if (!KEY_PATTERN.test(key)) return undefined;
     const hash = hashKey(key);
     const cached = this.cache.get(hash);
     if (cached) return cached;
     const generation = this.generation;
-    const record = await this.store.get(hash);
+    const stored = await this.store.get(hash);
+    const limits = stored && this.limitsOf ? await this.limitsOf(stored.id) : undefined;
+    const record: KnownKey<L> | undefined = stored && limits !== undefined ? { ...stored, limits } : stored;
     // A forget or clear during the read may be this key's revocation, after the read's snapshot:
     // the record is answered (it was valid when read) but not cached.
     if (record && generation === this.generation) this.cache.set(hash, record);
@@ -118,6 +146,19 @@ export class ApiKeys {
       const { address: _address, ...listing } = this.cache.peek(hash) ?? record;
       return listing;
     });
+  }
+
+  /** The wallet's key `id` had its limits changed: every cache drops it (as a revocation); false when the wallet has no such key. */
+  async limitsChanged(address: string, id: string): Promise<boolean> {
+    const entry = (await this.store.list(address.toLowerCase())).find((e) => e.record.id === id);
+    if (!entry) return false;
+    this.changed({ kind: 'changed', hash: entry.hash });
+    return true;
+  }
+
+  /** The wallet's key `id`, when it has one. */
+  async byId(address: string, id: string): Promise<ApiKeyListing | undefined> {
+    return (await this.list(address)).find((listing) => listing.id === id);
   }
 
   /** Revoke the wallet's key `id`; false when the wallet has no such key. */

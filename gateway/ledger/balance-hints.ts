@@ -5,9 +5,12 @@
  * may still spend. A hint only: other requests and instances spend too, and the ledger decides
  * every step.
  *
+ * An API key's remaining budget is kept the same way, under `key:<id>`: a claim for a charge
+ * made with a key counts the smaller of the two, and is refused while either is unknown.
+ *
  * @example
  *   hints.report(wallet, 40)        // a settle answered: 40 left
- *   hints.claim(wallet, 10)         // true: 40 covers 2 × 10; 30 left to claim
+ *   hints.claim([wallet], 10)       // true: 40 covers 2 × 10; 30 left to claim
  *   hints.unclaim(wallet, 10)       // that charge's ledger step answered
  */
 import { LRUCache } from 'lru-cache';
@@ -20,12 +23,13 @@ export class BalanceHints {
   /** Credits claimed by charges whose ledger step has not answered yet, per wallet (bounded by the chats in flight). */
   private readonly claimed = new Map<string, number>();
 
-  /** Claim `credits` when the wallet's hint, after every open claim, covers twice that. */
-  claim(wallet: string, credits: number): boolean {
-    const reported = this.reported.get(wallet);
-    const open = this.claimed.get(wallet) ?? 0;
-    if (reported === undefined || reported - open < 2 * credits) return false;
-    this.claimed.set(wallet, open + credits);
+  /** Claim `credits` from each of `names` when every one's hint, after its open claims, covers twice that. */
+  claim(names: string[], credits: number): boolean {
+    for (const name of names) {
+      const reported = this.reported.get(name);
+      if (reported === undefined || reported - (this.claimed.get(name) ?? 0) < 2 * credits) return false;
+    }
+    for (const name of names) this.claimed.set(name, (this.claimed.get(name) ?? 0) + credits);
     return true;
   }
 

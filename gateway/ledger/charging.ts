@@ -9,10 +9,15 @@
  * hold back when the work failed. Work whose result is given only after it settles may instead
  * hold nothing and be charged in one step at the end (`claimChargeAtEnd`).
  *
+ * A charge made with an API key takes from the key's budgets too, in the same ledger step
+ * (ledger/key-budgets.ts): a key over its budget is KeyBudgetExhausted (402, no x402 offer). The
+ * shortcuts that start work before the ledger answers count the smaller of the wallet's hint and
+ * the key's, and are not taken until this process has heard what the key may still spend.
+ *
  * @example
- *   const result = await withCharge(charger, wallet, 1, async () => ({ result: await runTool(), cost: 1 }))
+ *   const result = await withCharge(charger, { wallet, key }, 1, async () => ({ result: await runTool(), cost: 1 }))
  */
-import { InsufficientCredits, ReservationClosed } from '../errors.js';
+import { InsufficientCredits, KeyBudgetExhausted, ReservationClosed } from '../errors.js';
 import { BalanceHints } from './balance-hints.js';
 import type { Ledger, Reservation, Settlement } from './ledger.js';
 
@@ -53,9 +58,15 @@ export interface Charge {
   claimChargeAtEnd(credits: number): boolean;
 }
 
+/** Who pays: the wallet, and the API key the request came with (its budgets are taken from too). */
+export interface Payer {
+  wallet: string;
+  key?: string;
+}
+
 /** Opens one charge per piece of work; holds nothing until the charge's first `cover`. */
 export interface Charger {
-  begin(wallet: string): Charge;
+  begin(payer: Payer): Charge;
 }
 
 const FREE_CHARGE: Charge = {
@@ -73,7 +84,7 @@ export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
 /** Credits on: every charge goes through `ledger`. */
 export function ledgerCharger(ledger: Ledger): Charger {
   const hints = new BalanceHints();
-  return { begin: (wallet) => new LedgerCharge(ledger, wallet, hints) };
+  return { begin: (payer) => new LedgerCharge(ledger, payer.wallet, payer.key, hints) };
 }
 
 class LedgerCharge implements Charge {
@@ -88,11 +99,18 @@ class LedgerCharge implements Charge {
   constructor(
     private readonly ledger: Ledger,
     private readonly wallet: string,
+    private readonly key: string | undefined,
     private readonly hints: BalanceHints,
   ) {}
 
+  /** The key's name among the hints (wallet addresses start with 0x). */
+  private get keyHint(): string | undefined {
+    return this.key === undefined ? undefined : `key:${this.key}`;
+  }
+
   claimRunAhead(credits: number): boolean {
-    if (this.reservation || this.closed || this.claimed > 0 || !this.hints.claim(this.wallet, credits)) return false;
+    if (this.reservation || this.closed || this.claimed > 0) return false;
+    if (!this.hints.claim([this.wallet, ...(this.keyHint ? [this.keyHint] : [])], credits)) return false;
     this.claimed = credits;
     return true;
   }
@@ -107,11 +125,13 @@ class LedgerCharge implements Charge {
     if (this.closed) return false;
     if (!this.reservation) {
       try {
-        this.reservation = await this.ledger.reserve(this.wallet, credits);
+        this.reservation = await this.ledger.reserve(this.wallet, credits, this.key);
         this.hints.held(this.wallet, credits);
+        if (this.keyHint) this.hints.held(this.keyHint, credits);
       } catch (err) {
-        if (!(err instanceof InsufficientCredits)) throw err;
-        this.hints.report(this.wallet, err.balance);
+        if (err instanceof KeyBudgetExhausted && this.keyHint) this.hints.report(this.keyHint, err.remaining);
+        else if (err instanceof InsufficientCredits) this.hints.report(this.wallet, err.balance);
+        else throw err;
         if (this.atEnd) return false;
         throw err;
       } finally {
@@ -124,9 +144,10 @@ class LedgerCharge implements Charge {
     try {
       this.reservation = await this.ledger.extend(this.reservation, more);
       this.hints.held(this.wallet, more);
+      if (this.keyHint) this.hints.held(this.keyHint, more);
       return true;
     } catch (err) {
-      if (err instanceof InsufficientCredits || err instanceof ReservationClosed) return false;
+      if (err instanceof InsufficientCredits || err instanceof KeyBudgetExhausted || err instanceof ReservationClosed) return false;
       throw err;
     }
   }
@@ -142,9 +163,10 @@ class LedgerCharge implements Charge {
 
   /** The one step of a charge claimed at the end; a wallet left with nothing closes it with nothing charged. */
   private chargeAtEnd(cost: number): Promise<Settlement> {
-    const charged = chargeWhatIsLeft(this.ledger, this.wallet, cost)
+    const charged = chargeWhatIsLeft(this.ledger, this.wallet, this.key, cost)
       .then(this.saw, (err: unknown) => {
         if (err instanceof InsufficientCredits) this.hints.report(this.wallet, err.balance);
+        if (err instanceof KeyBudgetExhausted && this.keyHint) this.hints.report(this.keyHint, err.remaining);
         throw err;
       })
       .finally(() => this.endClaim());
@@ -154,12 +176,15 @@ class LedgerCharge implements Charge {
 
   private readonly saw = (settlement: Settlement): Settlement => {
     this.hints.report(this.wallet, settlement.remaining);
-    return settlement;
+    if (this.keyHint && settlement.keyRemaining !== undefined) this.hints.report(this.keyHint, settlement.keyRemaining);
+    // What the key may still spend is for the hints, not for the answer the client reads.
+    return { charged: settlement.charged, remaining: settlement.remaining };
   };
 
   private endClaim(): void {
     if (this.claimed === 0) return;
     this.hints.unclaim(this.wallet, this.claimed);
+    if (this.keyHint) this.hints.unclaim(this.keyHint, this.claimed);
     this.claimed = 0;
   }
 
@@ -177,18 +202,19 @@ class LedgerCharge implements Charge {
 }
 
 /**
- * `cost` in one step, or when the wallet is short what it has left (never below zero); a wallet
- * with nothing left is InsufficientCredits.
+ * `cost` in one step, or when the wallet (or the key's budget) is short what it has left (never
+ * below zero, never past a key's cap); nothing left is InsufficientCredits (KeyBudgetExhausted).
  */
-async function chargeWhatIsLeft(ledger: Ledger, wallet: string, cost: number): Promise<Settlement> {
+async function chargeWhatIsLeft(ledger: Ledger, wallet: string, key: string | undefined, cost: number): Promise<Settlement> {
   let owed = cost;
   for (;;) {
     try {
-      return await ledger.charge(wallet, owed);
+      return await ledger.charge(wallet, owed, key);
     } catch (err) {
-      // Each refusal names a balance below what it was asked for, so this ends.
-      if (!(err instanceof InsufficientCredits) || err.balance === 0) throw err;
-      owed = err.balance;
+      // Each refusal names what is left, below what it was asked for, so this ends.
+      const left = err instanceof InsufficientCredits ? err.balance : err instanceof KeyBudgetExhausted ? err.remaining : 0;
+      if (left === 0) throw err;
+      owed = left;
     }
   }
 }
@@ -201,10 +227,10 @@ async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: 
   const settlement = await ledger.settle(reservation, cost);
   if (settlement.charged > 0 || cost === 0) return settlement;
   try {
-    return await chargeWhatIsLeft(ledger, reservation.wallet, Math.min(cost, reservation.amount));
+    return await chargeWhatIsLeft(ledger, reservation.wallet, reservation.key, Math.min(cost, reservation.amount));
   } catch (err) {
-    // Nothing left: the late work goes uncharged rather than below zero.
-    if (err instanceof InsufficientCredits) return settlement;
+    // Nothing left: the late work goes uncharged rather than below zero (or past the key's cap).
+    if (err instanceof InsufficientCredits || err instanceof KeyBudgetExhausted) return settlement;
     throw err;
   }
 }
@@ -218,11 +244,11 @@ async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: 
  */
 export async function withCharge<T>(
   charger: Charger,
-  wallet: string,
+  payer: Payer,
   credits: number,
   work: () => Promise<{ result: T; cost: number }>,
 ): Promise<T> {
-  const charge = charger.begin(wallet);
+  const charge = charger.begin(payer);
   if (!charge.claimChargeAtEnd(credits)) await charge.cover(credits);
   let outcome: { result: T; cost: number };
   try {

@@ -19,6 +19,10 @@
  *   record and the wallet's new remainder; payments sharing a remainder run one at a time, each
  *   reading the remainder its predecessor committed.
  *
+ * - An API key's limits and spend counters (key-budgets.ts) live in `ledger_key_limits`, read once
+ *   per key like a wallet and written in the same commit as the wallet a settle or charge changed;
+ *   a key's held credits live in memory with its holds.
+ *
  * Invariant: total_deposited = credits + held + total_spent.
  *
  * @example
@@ -30,10 +34,12 @@ import { idSequence } from '../id-sequence.js';
 import { nonNegativeInteger, positiveInteger } from './ledger-amounts.js';
 import { z } from 'zod';
 import {
+  ApiKeyExpired,
   ExternalCreditConflict,
   GatewayError,
   IdempotencyConflict,
   InsufficientCredits,
+  KeyBudgetExhausted,
   LedgerTotalTooLarge,
   ReservationClosed,
 } from '../errors.js';
@@ -41,7 +47,19 @@ import { GroupCommit } from './group-commit.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { creditsFor, sameExternalCredit, validateExternalCredit } from './external-credit.js';
 import type { SqliteConnection } from '../storage/sqlite/sqlite-connection.js';
-import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from './ledger.js';
+import type { Balance, ExternalCredit, ExternalCreditResult, KeyLimitsChange, Ledger, Reservation, Settlement } from './ledger.js';
+import { LRUCache } from 'lru-cache';
+import {
+  addSpend,
+  isExpired,
+  keyRemaining,
+  settleable,
+  spentToday,
+  utcDay,
+  type KeyLimits,
+  type KeySpend,
+  type KeyUsage,
+} from './key-budgets.js';
 import { migrateKeyvLedger } from '../storage/legacy/keyv-ledger-migration.js';
 
 /** Settle/release outcomes kept per wallet so a repeat answers the same. */
@@ -55,6 +73,16 @@ const ROWS_PER_STATEMENT = 500;
 
 const count = z.number().int().nonnegative();
 const storedWalletSchema = z.object({ credits: count, total_deposited: count, total_spent: count });
+/** A key's limits as ledger_key_limits keeps them (JSON; also read by the migrate-to-postgres CLI). */
+export const storedLimitsSchema = z.object({
+  maxCredits: count.nullable(),
+  maxCreditsPerDay: count.nullable(),
+  expiresAt: z.number().int().nullable(),
+  tools: z.array(z.string()).nullable(),
+  models: z.array(z.string()).nullable(),
+}) satisfies z.ZodType<KeyLimits>;
+/** Keys known to have no limits row, remembered so their steps read SQLite once. */
+const MAX_UNLIMITED_KEYS = 100_000;
 const storedGrantSchema = z.object({ wallet: z.string(), amount: count, result: storedWalletSchema.extend({ address: z.string() }) });
 
 const LEDGER_SCHEMA = `
@@ -72,6 +100,11 @@ const LEDGER_SCHEMA = `
   CREATE TABLE IF NOT EXISTS ledger_remainders (
     wallet TEXT NOT NULL, remainder_key TEXT NOT NULL, units TEXT NOT NULL, PRIMARY KEY (wallet, remainder_key)
   );
+  -- API keys' limits (JSON, key-budgets.ts) and spend: lifetime, and the UTC day (days since the epoch) day_spent counts.
+  CREATE TABLE IF NOT EXISTS ledger_key_limits (
+    key_id TEXT PRIMARY KEY, wallet TEXT NOT NULL, limits TEXT NOT NULL,
+    spent INTEGER NOT NULL, day INTEGER NOT NULL, day_spent INTEGER NOT NULL
+  );
 `;
 
 export interface EmbeddedLedgerOptions {
@@ -85,6 +118,28 @@ export interface EmbeddedLedgerOptions {
 interface Hold {
   amount: number;
   expiresAt: number;
+  /** The key whose budgets hold it too. */
+  key?: KeyState;
+}
+
+interface KeyState {
+  id: string;
+  wallet: string;
+  limits: KeyLimits;
+  spend: KeySpend;
+  /** Credits its open holds hold (memory only, as holds are). */
+  held: number;
+  dropped: boolean;
+}
+
+/** A row of ledger_key_limits (also read by the migrate-to-postgres CLI). */
+export interface KeyLimitsRow {
+  key_id: string;
+  wallet: string;
+  limits: string;
+  spent: number;
+  day: number;
+  day_spent: number;
 }
 
 interface WalletState {
@@ -145,6 +200,12 @@ export class EmbeddedLedger implements Ledger {
   /** Outside payments and remainders changed since the last commit started. */
   private dirtyExternals: ExternalRow[] = [];
   private dirtyRemainders = new Map<string, { wallet: string; key: string; units: bigint }>();
+  /** Keys whose limits or spend changed since the last commit started. */
+  private dirtyKeys = new Set<KeyState>();
+  /** Keys with a limits row, read on first use; and keys known to have none. */
+  private readonly keys = new Map<string, KeyState>();
+  private readonly unlimitedKeys = new LRUCache<string, true>({ max: MAX_UNLIMITED_KEYS });
+  private readonly loadingKeys = new Map<string, Promise<KeyState | undefined>>();
   /** Outside payments on their way, by source and id: a repeat waits for the first. */
   private readonly crediting = new Map<string, Promise<ExternalCreditResult>>();
   /** One outside payment at a time per (wallet, remainder key): each reads the remainder the last committed. */
@@ -226,16 +287,21 @@ export class EmbeddedLedger implements Ledger {
     return step;
   }
 
-  async reserve(wallet: string, amount: number): Promise<Reservation> {
+  async reserve(wallet: string, amount: number, key?: string): Promise<Reservation> {
     positiveInteger(amount, 'amount');
+    // The key first: nothing may await between reading the wallet's state and changing it.
+    const keyState = key === undefined ? undefined : await this.keyState(key);
     const state = await this.state(wallet);
+    // From here to the return nothing awaits: wallet and key change in one step.
     this.sweep(state);
+    if (keyState) this.checkKey(keyState, amount);
     if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
     const id = this.nextHoldId();
     state.credits -= amount;
-    state.holds.set(id, { amount, expiresAt: this.now() + this.options.reservationTtlMs });
+    state.holds.set(id, { amount, expiresAt: this.now() + this.options.reservationTtlMs, key: keyState });
+    if (keyState) keyState.held += amount;
     this.holding.add(state);
-    return { id, wallet: state.address, amount };
+    return key === undefined ? { id, wallet: state.address, amount } : { id, wallet: state.address, amount, key };
   }
 
   async extend(reservation: Reservation, amount: number): Promise<Reservation> {
@@ -244,9 +310,13 @@ export class EmbeddedLedger implements Ledger {
     this.sweep(state);
     const hold = state.holds.get(reservation.id);
     if (!hold) throw new ReservationClosed(reservation.id);
+    if (hold.key && keyRemaining(hold.key.limits, hold.key.spend, hold.key.held, this.now()) < amount) {
+      throw new KeyBudgetExhausted(keyRemaining(hold.key.limits, hold.key.spend, hold.key.held, this.now()), amount);
+    }
     if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
     state.credits -= amount;
     hold.amount += amount;
+    if (hold.key) hold.key.held += amount;
     // Work that asks for more is alive: its hold lives another full TTL.
     hold.expiresAt = this.now() + this.options.reservationTtlMs;
     return { ...reservation, amount: hold.amount };
@@ -261,25 +331,124 @@ export class EmbeddedLedger implements Ledger {
     const hold = state.holds.get(reservation.id);
     // Unknown: expired and forgotten, or given back by a restart. Its credits already went back.
     if (!hold) return { charged: 0, remaining: state.credits };
-    const charged = Math.min(cost, hold.amount);
+    const key = hold.key;
+    const now = this.now();
+    const charged = key ? settleable(key.limits, key.spend, cost, hold.amount, now) : Math.min(cost, hold.amount);
     state.credits += hold.amount - charged;
     state.totalSpent += charged;
     this.close(state, reservation.id, charged);
+    if (key) key.held -= hold.amount;
+    if (key && charged > 0) {
+      key.spend = addSpend(key.spend, charged, now);
+      this.dirtyKeys.add(key);
+    }
     const remaining = state.credits;
-    if (charged > 0) await this.durable(state);
-    return { charged, remaining };
+    const keyLeft = key ? keyRemaining(key.limits, key.spend, key.held, now) : reservation.key === undefined ? undefined : Infinity;
+    if (charged > 0) await this.durable(state, key);
+    return keyLeft === undefined ? { charged, remaining } : { charged, remaining, keyRemaining: keyLeft };
   }
 
-  async charge(wallet: string, amount: number): Promise<Settlement> {
+  async charge(wallet: string, amount: number, key?: string): Promise<Settlement> {
     nonNegativeInteger(amount, 'amount');
+    // The key first: nothing may await between reading the wallet's state and changing it.
+    const keyState = key === undefined ? undefined : await this.keyState(key);
     const state = await this.state(wallet);
     this.sweep(state);
+    if (keyState) this.checkKey(keyState, amount);
     if (state.credits < amount) throw new InsufficientCredits(state.credits, amount);
+    const now = this.now();
     state.credits -= amount;
     state.totalSpent += amount;
+    if (keyState && amount > 0) {
+      keyState.spend = addSpend(keyState.spend, amount, now);
+      this.dirtyKeys.add(keyState);
+    }
     const remaining = state.credits;
-    if (amount > 0) await this.durable(state);
-    return { charged: amount, remaining };
+    const keyLeft = keyState ? keyRemaining(keyState.limits, keyState.spend, keyState.held, now) : key === undefined ? undefined : Infinity;
+    if (amount > 0) await this.durable(state, keyState);
+    return keyLeft === undefined ? { charged: amount, remaining } : { charged: amount, remaining, keyRemaining: keyLeft };
+  }
+
+  async setKeyLimits(change: KeyLimitsChange): Promise<void> {
+    const known = await this.keyState(change.keyId);
+    const state: KeyState = known ?? {
+      id: change.keyId,
+      wallet: change.wallet.toLowerCase(),
+      limits: change.limits,
+      spend: { spent: 0, day: utcDay(this.now()), daySpent: 0 },
+      held: 0,
+      dropped: false,
+    };
+    state.limits = change.limits;
+    this.keys.set(state.id, state);
+    this.unlimitedKeys.delete(state.id);
+    this.dirtyKeys.add(state);
+    try {
+      await this.commits.request();
+    } catch (err) {
+      throw new LedgerCommitFailed(err);
+    }
+    if (state.dropped) throw new LedgerCommitFailed(new Error('an earlier commit of this key failed'));
+  }
+
+  async keyUsage(keyIds: string[]): Promise<Map<string, KeyUsage>> {
+    const now = this.now();
+    const out = new Map<string, KeyUsage>();
+    for (const id of keyIds) {
+      const state = await this.keyState(id);
+      if (!state) continue;
+      out.set(id, {
+        keyId: id,
+        wallet: state.wallet,
+        limits: state.limits,
+        spent: state.spend.spent,
+        spentToday: spentToday(state.spend, now),
+      });
+    }
+    return out;
+  }
+
+  /** Refuse a new hold or charge of `amount` on the key (expired, or over a budget). */
+  private checkKey(key: KeyState, amount: number): void {
+    const now = this.now();
+    if (isExpired(key.limits, now)) throw new ApiKeyExpired();
+    const remaining = keyRemaining(key.limits, key.spend, key.held, now);
+    if (remaining < amount) throw new KeyBudgetExhausted(remaining, amount);
+  }
+
+  /** The key's limits state, read from SQLite on first use; undefined when it has no limits row. */
+  private keyState(keyId: string): Promise<KeyState | undefined> | KeyState | undefined {
+    const known = this.keys.get(keyId);
+    if (known || this.unlimitedKeys.get(keyId)) return known;
+    let loading = this.loadingKeys.get(keyId);
+    if (!loading) {
+      loading = this.loadKey(keyId).finally(() => this.loadingKeys.delete(keyId));
+      this.loadingKeys.set(keyId, loading);
+    }
+    return loading;
+  }
+
+  private async loadKey(keyId: string): Promise<KeyState | undefined> {
+    const [row] = await this.db.all<KeyLimitsRow>('SELECT * FROM ledger_key_limits WHERE key_id = ?', [keyId]);
+    // A setKeyLimits may have run while this read was out: its state is newer.
+    const known = this.keys.get(keyId);
+    if (known) return known;
+    if (!row) {
+      this.unlimitedKeys.set(keyId, true);
+      return undefined;
+    }
+    const parsed = storedLimitsSchema.safeParse(JSON.parse(row.limits));
+    if (!parsed.success) throw new Error(`ledger: the limits of key ${keyId} are damaged: ${parsed.error.message}`);
+    const state: KeyState = {
+      id: keyId,
+      wallet: row.wallet,
+      limits: parsed.data,
+      spend: { spent: row.spent, day: row.day, daySpent: row.day_spent },
+      held: 0,
+      dropped: false,
+    };
+    this.keys.set(keyId, state);
+    return state;
   }
 
   async release(reservation: Reservation): Promise<void> {
@@ -287,6 +456,7 @@ export class EmbeddedLedger implements Ledger {
     const hold = state.holds.get(reservation.id);
     if (!hold) return;
     state.credits += hold.amount;
+    if (hold.key) hold.key.held -= hold.amount;
     this.close(state, reservation.id, 0);
   }
 
@@ -380,8 +550,8 @@ export class EmbeddedLedger implements Ledger {
     return parsed;
   }
 
-  /** Answers once a commit holding `state`'s current values has landed. */
-  private async durable(state: WalletState): Promise<void> {
+  /** Answers once a commit holding `state`'s (and `key`'s) current values has landed. */
+  private async durable(state: WalletState, key?: KeyState): Promise<void> {
     this.dirty.add(state);
     try {
       await this.commits.request();
@@ -389,7 +559,7 @@ export class EmbeddedLedger implements Ledger {
       throw new LedgerCommitFailed(err);
     }
     // An earlier commit failed after this step and dropped the copy it changed: not stored.
-    if (state.dropped) throw new LedgerCommitFailed(new Error('an earlier commit of this wallet failed'));
+    if (state.dropped || key?.dropped) throw new LedgerCommitFailed(new Error('an earlier commit of this wallet failed'));
   }
 
   /** One transaction: every wallet and grant changed since the last commit started. */
@@ -398,11 +568,13 @@ export class EmbeddedLedger implements Ledger {
     const grants = [...this.dirtyGrants];
     const externals = this.dirtyExternals;
     const remainders = [...this.dirtyRemainders.values()];
+    const keys = [...this.dirtyKeys];
+    this.dirtyKeys = new Set();
     this.dirty = new Set();
     this.dirtyGrants = new Map();
     this.dirtyExternals = [];
     this.dirtyRemainders = new Map();
-    if (wallets.length === 0 && grants.length === 0) return;
+    if (wallets.length === 0 && grants.length === 0 && keys.length === 0) return;
     try {
       const statements = [
         ...chunks(wallets).map((rows) => ({
@@ -433,6 +605,18 @@ export class EmbeddedLedger implements Ledger {
           sql: `INSERT OR REPLACE INTO ledger_remainders (wallet, remainder_key, units) VALUES ${rows.map(() => '(?, ?, ?)').join(', ')}`,
           params: rows.flatMap((row) => [row.wallet, row.key, row.units.toString()]),
         })),
+        ...chunks(keys).map((rows) => ({
+          sql: `INSERT OR REPLACE INTO ledger_key_limits (key_id, wallet, limits, spent, day, day_spent)
+             VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+          params: rows.flatMap((key) => [
+            key.id,
+            key.wallet,
+            JSON.stringify(key.limits),
+            key.spend.spent,
+            key.spend.day,
+            key.spend.daySpent,
+          ]),
+        })),
       ];
       // One statement is a transaction of its own: the common case (charges only) is one round trip.
       if (statements.length === 1) await this.db.run(statements[0].sql, statements[0].params);
@@ -440,9 +624,19 @@ export class EmbeddedLedger implements Ledger {
     } catch (err) {
       for (const state of wallets) this.drop(state);
       for (const [key] of grants) this.grants.delete(key);
+      for (const key of keys) this.dropKey(key);
       throw err;
     }
     this.evict();
+  }
+
+  /** Forget a key's copy whose changes did not reach SQLite, and its wallet's (holds count on both). */
+  private dropKey(key: KeyState): void {
+    key.dropped = true;
+    if (this.keys.get(key.id) === key) this.keys.delete(key.id);
+    this.dirtyKeys.delete(key);
+    const wallet = this.wallets.get(key.wallet);
+    if (wallet) this.drop(wallet);
   }
 
   /** Forget a copy whose changes did not reach SQLite: the next step reads what SQLite has. */
@@ -514,6 +708,7 @@ export class EmbeddedLedger implements Ledger {
     for (const [id, hold] of state.holds) {
       if (hold.expiresAt > now) continue;
       state.credits += hold.amount;
+      if (hold.key) hold.key.held -= hold.amount;
       this.close(state, id, 0);
     }
   }

@@ -4,6 +4,7 @@
  * ledger (postgres-ledger.ts, cluster mode); `test/gateway/ledger/ledger-contract.ts` holds both
  * to the same suite.
  */
+import type { KeyLimits, KeyUsage } from './key-budgets.js';
 
 export interface Balance {
   address: string;
@@ -18,6 +19,8 @@ export interface Reservation {
   wallet: string;
   /** Credits held in total (grows with `extend`). */
   amount: number;
+  /** The API key whose budgets hold it too, when one was named. */
+  key?: string;
 }
 
 export interface Settlement {
@@ -25,6 +28,8 @@ export interface Settlement {
   charged: number;
   /** Spendable balance after settling. */
   remaining: number;
+  /** What the named key may still spend (Infinity: no credit cap); absent when no key was named. */
+  keyRemaining?: number;
 }
 
 /** Where a credit paid from outside the gateway came from; each source names its payments its own way. */
@@ -58,22 +63,34 @@ export interface ExternalCreditResult {
   balance: Balance;
 }
 
+/** A key's limits to store, with the wallet it belongs to. */
+export interface KeyLimitsChange {
+  keyId: string;
+  wallet: string;
+  limits: KeyLimits;
+}
+
 export interface Ledger {
   balance(wallet: string): Promise<Balance>;
   /** Add credits. With an idempotency key, a repeat returns the first result and grants nothing. */
   grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance>;
-  /** Hold `amount` credits, or throw InsufficientCredits (402) with the balance in the message. */
-  reserve(wallet: string, amount: number): Promise<Reservation>;
+  /**
+   * Hold `amount` credits, or throw InsufficientCredits (402) with the balance in the message.
+   * With `key`, the key's budgets hold them too in the same step: KeyBudgetExhausted (402) when
+   * the key may not spend that much, ApiKeyExpired (401) past its expires_at. A key with no
+   * limits row is not limited.
+   */
+  reserve(wallet: string, amount: number, key?: string): Promise<Reservation>;
   /** Hold `amount` more on an existing reservation, or throw InsufficientCredits. */
   extend(reservation: Reservation, amount: number): Promise<Reservation>;
-  /** Charge min(cost, reserved) and return the rest. Idempotent. */
+  /** Charge min(cost, reserved) and return the rest, never taking the hold's key past a cap. Idempotent. */
   settle(reservation: Reservation, cost: number): Promise<Settlement>;
   /**
    * Charge `amount` at once, holding nothing: all of it, or nothing and InsufficientCredits when
    * the wallet's spendable credits are short. Durable once it answers, like a settle. Not
    * idempotent: each call is a charge (for work whose result waits for it; see Charge.claimChargeAtEnd).
    */
-  charge(wallet: string, amount: number): Promise<Settlement>;
+  charge(wallet: string, amount: number, key?: string): Promise<Settlement>;
   /** Return every held credit. Idempotent. */
   release(reservation: Reservation): Promise<void>;
   /**
@@ -84,4 +101,8 @@ export interface Ledger {
    * LedgerTotalTooLarge and records nothing.
    */
   creditExternal(credit: ExternalCredit): Promise<ExternalCreditResult>;
+  /** Store a key's limits (created or changed); its spend counters are kept. */
+  setKeyLimits(change: KeyLimitsChange): Promise<void>;
+  /** Limits and spend of the keys that have a limits row (others are absent). */
+  keyUsage(keyIds: string[]): Promise<Map<string, KeyUsage>>;
 }

@@ -1,5 +1,5 @@
 /**
- * Reserves, settles, charges and releases sent to PostgreSQL in batches (`ledger_batch`, migrations 3, 10, 11):
+ * Reserves, settles, charges and releases sent to PostgreSQL in batches (`ledger_batch`, migrations 3, 10, 11, 14):
  * the steps asked for while a batch is out go together in the next one, which leaves the moment
  * the previous one is back; the first leaves in the check phase of the turn that asked for it,
  * so every step that turn's I/O produced joins it. No timer: a lone step waits for nothing.
@@ -26,13 +26,20 @@ export interface LedgerStep {
   id: string;
   /** Credits to hold (reserve), the cost to charge (settle, charge), 0 (release). */
   amount: number;
+  /** The API key whose budgets the step also takes from ('' for none). */
+  key: string;
 }
 
-/** reserve: ok, credits (spendable now); settle, charge: ok, charged, credits (remaining); release: ok. */
+/**
+ * reserve: ok, credits (spendable now); settle, charge: ok, charged, credits (remaining); release: ok.
+ * A refused step says why; key_remaining is what the step's key may still spend (null: no credit cap or no key).
+ */
 export interface LedgerStepResult {
   ok: boolean;
   charged: number;
   credits: number;
+  refusal: 'credits' | 'key_budget' | 'key_expired' | null;
+  key_remaining: number | null;
 }
 
 interface Queued {
@@ -99,13 +106,16 @@ export class LedgerBatches {
    * wallet is short does the function run, to count expired holds and answer the balance.
    */
   private async sendLoneCharge(step: LedgerStep): Promise<LedgerStepResult[]> {
-    const { wallet, amount } = step;
+    const { wallet, amount, key } = step;
+    // A key with a limits row goes through the function, which takes from its budgets too.
     const [row] = await guarded(
       () => this.sql<Array<{ credits: number }>>`
       update wallets set credits = credits - ${amount}, total_spent = total_spent + ${amount}
-      where address = ${wallet} and credits >= ${amount} returning credits`,
+      where address = ${wallet} and credits >= ${amount}
+        and (${key} = '' or not exists (select 1 from key_limits where key_id = ${key}))
+      returning credits`,
     );
-    return row ? [{ ok: true, charged: amount, credits: row.credits }] : this.sendBatch([step]);
+    return row ? [{ ok: true, charged: amount, credits: row.credits, refusal: null, key_remaining: null }] : this.sendBatch([step]);
   }
 
   private sendBatch(steps: LedgerStep[]): Promise<LedgerStepResult[]> {
@@ -115,7 +125,8 @@ export class LedgerBatches {
       () => this.sql<LedgerStepResult[]>`
       select * from ledger_batch(
         ${column('kind')}::text[], ${column('wallet')}::text[], ${column('id')}::text[],
-        ${column('amount').map(String)}::bigint[], ${now}::bigint, ${now + this.options.reservationTtlMs}::bigint)`,
+        ${column('amount').map(String)}::bigint[], ${column('key')}::text[], ${now}::bigint,
+        ${now + this.options.reservationTtlMs}::bigint)`,
     );
   }
 }

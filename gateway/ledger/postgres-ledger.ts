@@ -23,9 +23,19 @@
  */
 import { idSequence } from '../id-sequence.js';
 import { nonNegativeInteger, positiveInteger } from './ledger-amounts.js';
-import { ExternalCreditConflict, IdempotencyConflict, InsufficientCredits, LedgerTotalTooLarge, ReservationClosed } from '../errors.js';
+import {
+  ApiKeyExpired,
+  ExternalCreditConflict,
+  IdempotencyConflict,
+  InsufficientCredits,
+  KeyBudgetExhausted,
+  LedgerTotalTooLarge,
+  ReservationClosed,
+} from '../errors.js';
 import { validateExternalCredit } from './external-credit.js';
-import type { Balance, ExternalCredit, ExternalCreditResult, Ledger, Reservation, Settlement } from './ledger.js';
+import type { Balance, ExternalCredit, ExternalCreditResult, KeyLimitsChange, Ledger, Reservation, Settlement } from './ledger.js';
+import { spentToday, type KeyUsage } from './key-budgets.js';
+import type { LedgerStepResult } from './postgres-ledger-batches.js';
 import { guarded, type Sql } from '../storage/postgres/database.js';
 import { LedgerBatches } from './postgres-ledger-batches.js';
 
@@ -135,13 +145,13 @@ export class PostgresLedger implements Ledger {
     };
   }
 
-  async reserve(wallet: string, amount: number): Promise<Reservation> {
+  async reserve(wallet: string, amount: number, key?: string): Promise<Reservation> {
     positiveInteger(amount, 'amount');
     const address = wallet.toLowerCase();
     const id = this.nextHoldId();
-    const row = await this.batches.run({ kind: 'reserve', wallet: address, id, amount });
-    if (!row.ok) throw new InsufficientCredits(row.credits, amount);
-    return { id, wallet: address, amount };
+    const row = await this.batches.run({ kind: 'reserve', wallet: address, id, amount, key: key ?? '' });
+    if (!row.ok) refused(row, amount);
+    return key === undefined ? { id, wallet: address, amount } : { id, wallet: address, amount, key };
   }
 
   async extend(reservation: Reservation, amount: number): Promise<Reservation> {
@@ -155,23 +165,87 @@ export class PostgresLedger implements Ledger {
     );
     if (row.status === 'closed') throw new ReservationClosed(id);
     if (row.status === 'insufficient') throw new InsufficientCredits(row.credits, amount);
+    if (row.status === 'key_budget') throw new KeyBudgetExhausted(row.credits, amount);
     return { ...reservation, amount: row.held };
   }
 
   async settle(reservation: Reservation, cost: number): Promise<Settlement> {
     nonNegativeInteger(cost, 'cost');
-    const row = await this.batches.run({ kind: 'settle', wallet: reservation.wallet, id: reservation.id, amount: cost });
-    return { charged: row.charged, remaining: row.credits };
+    const { wallet, id } = reservation;
+    const row = await this.batches.run({ kind: 'settle', wallet, id, amount: cost, key: reservation.key ?? '' });
+    return settlement(row, reservation.key);
   }
 
-  async charge(wallet: string, amount: number): Promise<Settlement> {
+  async charge(wallet: string, amount: number, key?: string): Promise<Settlement> {
     nonNegativeInteger(amount, 'amount');
-    const row = await this.batches.run({ kind: 'charge', wallet: wallet.toLowerCase(), id: '', amount });
-    if (!row.ok) throw new InsufficientCredits(row.credits, amount);
-    return { charged: row.charged, remaining: row.credits };
+    const row = await this.batches.run({ kind: 'charge', wallet: wallet.toLowerCase(), id: '', amount, key: key ?? '' });
+    if (!row.ok) refused(row, amount);
+    return settlement(row, key);
   }
 
   async release(reservation: Reservation): Promise<void> {
-    await this.batches.run({ kind: 'release', wallet: reservation.wallet, id: reservation.id, amount: 0 });
+    await this.batches.run({ kind: 'release', wallet: reservation.wallet, id: reservation.id, amount: 0, key: '' });
   }
+
+  async setKeyLimits(change: KeyLimitsChange): Promise<void> {
+    const { maxCredits, maxCreditsPerDay, expiresAt, tools, models } = change.limits;
+    await guarded(
+      () => this.sql`
+      insert into key_limits (key_id, wallet, max_credits, max_credits_per_day, expires_at, tools, models, day)
+      values (${change.keyId}, ${change.wallet.toLowerCase()}, ${maxCredits}, ${maxCreditsPerDay}, ${expiresAt},
+        ${tools}, ${models}, ${Math.floor(this.now() / 86_400_000)})
+      on conflict (key_id) do update set max_credits = excluded.max_credits, max_credits_per_day = excluded.max_credits_per_day,
+        expires_at = excluded.expires_at, tools = excluded.tools, models = excluded.models`,
+    );
+  }
+
+  async keyUsage(keyIds: string[]): Promise<Map<string, KeyUsage>> {
+    const out = new Map<string, KeyUsage>();
+    if (keyIds.length === 0) return out;
+    const rows = await guarded(() => this.sql<KeyLimitsDbRow[]>`select * from key_limits where key_id = any(${keyIds}::text[])`);
+    const now = this.now();
+    for (const row of rows) {
+      out.set(row.key_id, {
+        keyId: row.key_id,
+        wallet: row.wallet,
+        limits: {
+          maxCredits: row.max_credits,
+          maxCreditsPerDay: row.max_credits_per_day,
+          expiresAt: row.expires_at,
+          tools: row.tools,
+          models: row.models,
+        },
+        spent: row.spent,
+        spentToday: spentToday({ spent: row.spent, day: row.day, daySpent: row.day_spent }, now),
+      });
+    }
+    return out;
+  }
+}
+
+/** A row of key_limits (also read by the migrate-to-postgres CLI's checks). */
+export interface KeyLimitsDbRow {
+  key_id: string;
+  wallet: string;
+  max_credits: number | null;
+  max_credits_per_day: number | null;
+  expires_at: number | null;
+  tools: string[] | null;
+  models: string[] | null;
+  spent: number;
+  day: number;
+  day_spent: number;
+}
+
+/** The error a refused reserve or charge answers. */
+function refused(row: LedgerStepResult, amount: number): never {
+  if (row.refusal === 'key_expired') throw new ApiKeyExpired();
+  if (row.refusal === 'key_budget') throw new KeyBudgetExhausted(row.key_remaining ?? 0, amount);
+  throw new InsufficientCredits(row.credits, amount);
+}
+
+function settlement(row: LedgerStepResult, key: string | undefined): Settlement {
+  const base = { charged: row.charged, remaining: row.credits };
+  if (key === undefined) return base;
+  return { ...base, keyRemaining: row.key_remaining ?? Infinity };
 }

@@ -9,6 +9,7 @@
  * @example
  *   const stores = await openClusterStores(config, { logger, siweChain })   // config.cluster.databaseUrl is set
  */
+import { limitsFrom, type KeyLimits } from '../ledger/key-budgets.js';
 import { openDatabase, type Database } from '../storage/postgres/database.js';
 import { migrate } from '../storage/postgres/migrate.js';
 import { PostgresResponseStore } from '../storage/postgres/postgres-response-store.js';
@@ -59,7 +60,8 @@ export async function openClusterStores(config: ClusterConfig, { logger, siweCha
     opened.push(() => ledger.stop());
     const responses = new PostgresResponseStore(db.sql, responseSettings);
     opened.push(sweepEvery(responses, responseSettings.sweepIntervalMs, onSweepError));
-    const apiKeys = new ApiKeys(new PostgresKeyStore(db.sql), {
+    const apiKeys = new ApiKeys<KeyLimits>(new PostgresKeyStore(db.sql), {
+      limitsOf: limitsFrom(ledger),
       onTouchError: (err) => logger.warn({ err }, 'API key last_used_at write failed'),
     });
     const invalidation = await keepKeyCachesHonest(apiKeys, {

@@ -12,6 +12,7 @@
  *   await stores.ledger.balance(wallet)
  *   await stores.close()
  */
+import { limitsFrom, type KeyLimits } from '../ledger/key-budgets.js';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { ChainClient } from '../../chains/chain-client.js';
@@ -53,7 +54,7 @@ export interface DataDirOptions {
 /** What one DATA_DIR holds, opened under its lock: the credits CLI opens this alone. */
 export interface DataDirStores {
   ledger: EmbeddedLedger;
-  apiKeys: ApiKeys;
+  apiKeys: ApiKeys<KeyLimits>;
   /** SIWE proofs, their nonces in this process's memory (one process owns the DATA_DIR). */
   siwe: SiweVerifier;
   /** The API keys' file (Keyv), apart from the ledger's. */
@@ -90,7 +91,10 @@ export async function openDataDirStores(options: DataDirOptions): Promise<DataDi
     opened.push(sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {})));
     return {
       ledger,
-      apiKeys: new ApiKeys(new KeyvKeyStore(keysFile.keys), { onTouchError: options.onTouchError }),
+      apiKeys: new ApiKeys<KeyLimits>(new KeyvKeyStore(keysFile.keys), {
+        onTouchError: options.onTouchError,
+        limitsOf: limitsFrom(ledger),
+      }),
       siwe: new SiweVerifier({
         publicUrl: options.publicUrl,
         chain: options.siweChain,

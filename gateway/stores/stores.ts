@@ -9,6 +9,7 @@
  *   const stores = isClusterConfig(config) ? await openClusterStores(config, opening) : await openEmbeddedStores(config, opening)
  *   const app = createApp({ …, stores })
  */
+import type { KeyLimits } from '../ledger/key-budgets.js';
 import type { ChainClient } from '../../chains/chain-client.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -29,7 +30,7 @@ export interface Stores {
   /** The credit ledger: memory group-committed to SQLite (embedded), or PostgreSQL (cluster). */
   ledger: Ledger;
   /** API key records (Keyv in DATA_DIR, or PostgreSQL) behind the in-process key cache. */
-  apiKeys: ApiKeys;
+  apiKeys: ApiKeys<KeyLimits>;
   /** SIWE proofs, with their nonces in this process's memory, or in Redis shared by every instance. */
   siwe: SiweVerifier;
   /** Stored responses (POST /v1/responses with `store: true`), swept of expired ones. */

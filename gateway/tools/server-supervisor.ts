@@ -21,6 +21,8 @@ import { childEnv, expandArgs, expandRecord, expandValue } from './env-expansion
 import { nextRestart, type RestartPolicy } from './restart-policy.js';
 import type { ServerFault } from './server-fault.js';
 import { fromMcpFailure, toolUnavailable } from './tool-errors.js';
+import type { TraceSpan } from '../tracing/trace-span.js';
+import { JSONRPC_REQUEST_ID, MCP_METHOD_NAME, NETWORK_TRANSPORT } from '../../telemetry/semconv.js';
 
 /** `starting` (connecting), `up`, `down` (waiting to restart), `crash-loop` (restarting slowly), `stopped`. */
 export type ServerStatus = 'starting' | 'up' | 'down' | 'crash-loop' | 'stopped';
@@ -36,6 +38,8 @@ export interface SupervisorDeps {
   connectTimeoutMs: number;
   /** How long close() waits for a child at each step (stdin end, SIGTERM) before escalating. */
   closeGraceMs?: number;
+  /** Tracing is on under this `service.name`: a stdio child is named `<tracedAs>-<server>`. */
+  tracedAs?: string;
 }
 
 /** The config of one server after `${VAR}` expansion: what is actually spawned or reached. */
@@ -86,12 +90,19 @@ export class ServerSupervisor {
   private quickCrashes = 0;
   private nextAttemptAt = 0;
   private restartTimer?: NodeJS.Timeout;
+  /** `tools/call` params on their way out, and the span that carries their id (see `traceSends`). */
+  private readonly tracedCalls = new WeakMap<object, TraceSpan>();
 
   constructor(name: string, config: McpServerConfig, deps: SupervisorDeps) {
     this.name = name;
     this.config = config;
     this.deps = deps;
     this.resolved = resolveServer(name, config, deps.env);
+    // The child exports its own spans under its own name (OTEL_* reach it through envPassthrough).
+    const { resolved } = this;
+    if (deps.tracedAs && resolved.kind === 'stdio' && 'command' in config && !('OTEL_SERVICE_NAME' in config.env)) {
+      resolved.env.OTEL_SERVICE_NAME = `${deps.tracedAs}-${name}`;
+    }
   }
 
   /** The environment a stdio child gets (for tests and diagnostics); undefined for HTTP servers. */
@@ -122,15 +133,35 @@ export class ServerSupervisor {
    * Call one of this server's tools by its own (unprefixed) name. Throws 503 tool_unavailable at
    * once when the server is not up; other failures go through `fromMcpFailure`.
    */
-  async callTool(publicName: string, toolName: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
+  async callTool(
+    publicName: string,
+    toolName: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+    span?: TraceSpan,
+  ): Promise<CallToolResult> {
     const client = this.client;
     if (this.status !== 'up' || !client) throw toolUnavailable(publicName, this.name, this.retryAfterSeconds());
     // The connection this call went out on: a late failure must not mark a newer one down.
     const generation = this.generation;
+    const params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, string> } = {
+      name: toolName,
+      arguments: args,
+    };
+    // The caller's execute_tool span is the MCP client span: its context goes in params._meta
+    // (SEP-414), sampled or not, so the server's span follows the same decision.
+    const context = span?.headers();
+    if (span && context?.traceparent) {
+      params._meta = context;
+      if (span.recording) {
+        span.set({ [MCP_METHOD_NAME]: 'tools/call', [NETWORK_TRANSPORT]: this.resolved.kind === 'stdio' ? 'pipe' : 'tcp' });
+        this.tracedCalls.set(params, span);
+      }
+    }
     try {
       // A plain request, not client.callTool(): that one checks the output schema itself and throws
       // InvalidParams for a bad result, as if the caller were at fault. The host checks it instead.
-      return await client.request({ method: 'tools/call', params: { name: toolName, arguments: args } }, CallToolResultSchema, {
+      return await client.request({ method: 'tools/call', params }, CallToolResultSchema, {
         signal,
         timeout: this.config.timeoutMs,
       });
@@ -192,6 +223,7 @@ export class ServerSupervisor {
     const generation = ++this.generation;
     this.status = 'starting';
     const transport = this.createTransport();
+    this.traceSends(transport);
     const client = new Client({ name: 'switchyard-gateway', version: '0.1.0' }, { capabilities: {} });
     // The transport reports why it failed (a DNS failure, a refused connection) before it closes: keep it for /health.
     let transportError: Error | undefined;
@@ -230,6 +262,21 @@ export class ServerSupervisor {
       await client.close().catch(() => undefined);
       if (transport instanceof ChildProcessTransport) await transport.close();
     }
+  }
+
+  /**
+   * The JSON-RPC id of a traced call is the SDK's to choose, when it sends the request: read it
+   * there (`jsonrpc.request.id`). Untraced calls pass with one WeakMap lookup.
+   */
+  private traceSends(transport: Transport): void {
+    if (!this.deps.tracedAs) return;
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      const params = 'params' in message ? message.params : undefined;
+      const span = params && 'id' in message ? this.tracedCalls.get(params) : undefined;
+      if (span && 'id' in message) span.set({ [JSONRPC_REQUEST_ID]: String(message.id) });
+      return send(message, options);
+    };
   }
 
   private exitFault(transport: Transport): ServerFault | undefined {

@@ -16,6 +16,19 @@ import { fromToolErrorResult, toolCallCancelled, toolNotFound } from './tool-err
 import { buildRegistry, buildRegistryLenient, paramNames, type RegisteredTool, type ServerTools } from './tool-registry.js';
 import { ToolSchemas } from './tool-schemas.js';
 import type { CallToolOptions, ToolInfo, ToolRunner } from './types.js';
+import { NO_SPAN, type TraceSpan } from '../tracing/trace-span.js';
+import { errorTypeOf } from '../tracing/error-type.js';
+import {
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_TOOL_CALL_ARGUMENTS,
+  GEN_AI_TOOL_CALL_ID,
+  GEN_AI_TOOL_CALL_RESULT,
+  GEN_AI_TOOL_NAME,
+  GEN_AI_TOOL_TYPE,
+} from '../../telemetry/semconv.js';
+
+/** The errors made from a result with `isError` (the server answered; the tool failed). */
+const ERROR_RESULTS = new WeakSet<object>();
 
 export interface ToolHostOptions {
   /** `config.mcpServers`. */
@@ -29,6 +42,11 @@ export interface ToolHostOptions {
   connectTimeoutMs?: number;
   /** Per step of stopping a child (stdin end, then SIGTERM, then SIGKILL); default 2 s. */
   closeGraceMs?: number;
+  /**
+   * The gateway's `service.name` when tracing is on: each stdio child gets
+   * `OTEL_SERVICE_NAME=<tracedAs>-<server>` (unless its configured env names one).
+   */
+  tracedAs?: string;
 }
 
 /** A configuration the host cannot start with (duplicate tool names, an unusable server entry). */
@@ -76,6 +94,7 @@ export class ToolHost implements ToolRunner {
             policy,
             connectTimeoutMs: options.connectTimeoutMs ?? 20_000,
             closeGraceMs: options.closeGraceMs,
+            tracedAs: options.tracedAs,
             onToolsChanged: () => this.rebuild(),
           }),
         );
@@ -115,23 +134,39 @@ export class ToolHost implements ToolRunner {
     return name === LIST_TOOLS_NAME || this.registry.has(name);
   }
 
-  /** Run a tool by public name; resolves with its structured result or throws a GatewayError. */
+  /**
+   * Run a tool by public name; resolves with its structured result or throws a GatewayError. The
+   * call is one `execute_tool {name}` span under `options.trace` (with the MCP attributes when a
+   * server runs it: no second MCP client span beside it).
+   */
   async callTool(name: string, args: Record<string, unknown>, options: CallToolOptions = {}): Promise<unknown> {
     const started = performance.now();
     const entry = this.registry.get(name);
     // Unknown names are one metric label, so a client cannot blow up the label set.
     const label = entry || name === LIST_TOOLS_NAME ? name : '(unknown)';
     let outcome = 'ok';
+    const span = (options.trace ?? NO_SPAN).child(`execute_tool ${label}`, 'client', {
+      [GEN_AI_OPERATION_NAME]: 'execute_tool',
+      [GEN_AI_TOOL_NAME]: label,
+      [GEN_AI_TOOL_TYPE]: 'function',
+      [GEN_AI_TOOL_CALL_ID]: options.callId,
+    });
+    span.content(GEN_AI_TOOL_CALL_ARGUMENTS, () => args);
     try {
       if (options.signal?.aborted) throw toolCallCancelled(name);
       if (name === LIST_TOOLS_NAME) return runListTools(args, this.available);
       const supervisor = entry && this.supervisors.get(entry.server);
       if (!entry || !supervisor) throw toolNotFound(name);
-      return await this.callOn(supervisor, entry, name, args, options.signal);
+      const result = await this.callOn(supervisor, entry, name, args, options.signal, span);
+      span.content(GEN_AI_TOOL_CALL_RESULT, () => result);
+      return result;
     } catch (err) {
       outcome = err instanceof GatewayError ? err.code : 'tool_error';
+      // A result with isError is `tool_error` by the MCP conventions, whatever code the server gave.
+      span.fail(ERROR_RESULTS.has(err as object) ? 'tool_error' : errorTypeOf(err), err instanceof GatewayError ? err.code : undefined);
       throw err;
     } finally {
+      span.end();
       const seconds = (performance.now() - started) / 1000;
       this.options.metrics?.toolCalls.inc({ tool: label, outcome });
       this.options.metrics?.toolDuration.observe({ tool: label, outcome }, seconds);
@@ -145,11 +180,16 @@ export class ToolHost implements ToolRunner {
     name: string,
     args: Record<string, unknown>,
     signal: AbortSignal | undefined,
+    span: TraceSpan,
   ): Promise<unknown> {
     try {
       this.schemas.checkArguments(entry.tool, args);
-      const result = await supervisor.callTool(name, entry.toolName, args, signal);
-      if (result.isError) throw fromToolErrorResult(name, result);
+      const result = await supervisor.callTool(name, entry.toolName, args, signal, span);
+      if (result.isError) {
+        const failure = fromToolErrorResult(name, result);
+        ERROR_RESULTS.add(failure);
+        throw failure;
+      }
       this.schemas.checkResult(name, entry.tool, result);
       return resultValue(result);
     } catch (err) {

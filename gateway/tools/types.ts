@@ -2,6 +2,7 @@
  * The tool host's contract with the rest of the gateway (the HTTP routes and the chat loop).
  * Implemented by the MCP host in this folder.
  */
+import type { TraceSpan } from '../tracing/trace-span.js';
 
 /** One tool that can run now. */
 export interface ToolInfo {
@@ -21,6 +22,10 @@ export interface ToolInfo {
 export interface CallToolOptions {
   /** Aborted when the client disconnects or the chat deadline passes: the MCP call is cancelled. */
   signal?: AbortSignal;
+  /** The span the call's `execute_tool` span goes under (the chat's, or the request's). */
+  trace?: TraceSpan;
+  /** The model's id for the call (`gen_ai.tool.call.id`), when a model made it. */
+  callId?: string;
 }
 
 /**

@@ -274,6 +274,62 @@ describe('playground with credits on', { skip }, () => {
   });
 });
 
+describe('playground: a key minted with limits', { skip }, () => {
+  let gateway: TestGateway;
+  before(async () => {
+    gateway = await startChatGateway({
+      upstream,
+      config: (json) => {
+        patientOperator(json);
+        json.freeMode = false;
+      },
+    });
+  });
+  after(() => gateway?.stop());
+
+  test('the limits form mints a capped, scoped key: the explorer lists only its tools, and past its cap it is 402 key_budget_exhausted', async () => {
+    const { page, violations, close } = await openPage();
+    const account = privateKeyToAccount(generatePrivateKey());
+    await injectTestWallet(page, account);
+    try {
+      await page.goto(gateway.url);
+      await page.click('#key-limits summary');
+      await page.fill('#limit-max-credits', '1');
+      await page.fill('#limit-tools', 'echo, list_tools');
+      await page.fill('#limit-models', 'operator');
+      await screenshot(page, 'playground-key-limits-form');
+      await page.click('#mint-key');
+      await page.getByText('Key minted with a SIWE proof (limits: 1 credits; tools echo, list_tools; models operator)').waitFor();
+      const wallet = account.address.toLowerCase();
+      const [listed] = await gateway.apiKeys.list(wallet);
+      const usage = (await gateway.ledger.keyUsage([listed.id])).get(listed.id);
+      assert.deepEqual(usage?.limits, {
+        maxCredits: 1,
+        maxCreditsPerDay: null,
+        expiresAt: null,
+        tools: ['echo', 'list_tools'],
+        models: ['svc-8b-operator'],
+      });
+      await gateway.ledger.grant(wallet, 100);
+      await page.locator('#tool option[value="echo"]').waitFor({ state: 'attached' });
+      const offered = await page.locator('#tool option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+      assert.deepEqual(offered.sort(), ['echo', 'list_tools']);
+      await page.selectOption('#tool', 'echo');
+      await page.fill('#arg-text', 'once');
+      await page.click('#tool-run');
+      await page.locator('#tool-result', { hasText: 'once' }).waitFor();
+      await page.click('#tool-run');
+      const banner = page.locator('#error');
+      await banner.and(page.locator('[data-status="402"]')).waitFor();
+      assert.match(await banner.innerText(), /^402 key_budget_exhausted: .*wallet may still hold credits/);
+      await screenshot(page, 'playground-key-limits-402');
+      assert.deepEqual(violations, []);
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe('playground errors from the API', { skip }, () => {
   let gateway: TestGateway;
   before(async () => {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AnyToolDefinition } from './define-tool.js';
 import { ToolError, type ToolErrorPayload } from './tool-error.js';
 import type { Logger } from './logger.js';
+import { traceToolCall } from './tracing.js';
 
 export interface CreateServerOptions {
   name: string;
@@ -36,17 +37,26 @@ export function createServer(options: CreateServerOptions): Server {
 
   const server = new Server({ name: options.name, version: options.version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = byName.get(request.params.name);
-    if (!tool) return errorResult(new ToolError('not_found', `Unknown tool "${request.params.name}".`));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    traceToolCall(
+      { tool: request.params.name, requestId: extra.requestId, meta: request.params._meta, args: request.params.arguments },
+      () => callTool(request.params.name, request.params.arguments ?? {}, extra.signal),
+      failureOf,
+    ),
+  );
+  return server;
+
+  async function callTool(name: string, rawArgs: unknown, signal: AbortSignal): Promise<CallToolResult> {
+    const tool = byName.get(name);
+    if (!tool) return errorResult(new ToolError('not_found', `Unknown tool "${name}".`));
     const started = Date.now();
     try {
-      const args = parseArguments(tool, request.params.arguments ?? {});
-      const output = tool.output.parse(await tool.run(args, { signal: extra.signal }));
+      const args = parseArguments(tool, rawArgs);
+      const output = tool.output.parse(await tool.run(args, { signal }));
       options.logger?.debug({ tool: tool.name, ms: Date.now() - started }, 'tool ok');
       return { structuredContent: output as Record<string, unknown>, content: [{ type: 'text', text: JSON.stringify(output) }] };
     } catch (err) {
-      const toolError = asToolError(err, extra.signal);
+      const toolError = asToolError(err, signal);
       const level = toolError.code === 'internal_error' ? 'error' : 'info';
       options.logger?.[level](
         { tool: tool.name, code: toolError.code, ms: Date.now() - started, err: level === 'error' ? err : undefined },
@@ -54,8 +64,18 @@ export function createServer(options: CreateServerOptions): Server {
       );
       return errorResult(toolError);
     }
-  });
-  return server;
+  }
+}
+
+/** An isError result's code (what its span's status says), undefined for a success. */
+function failureOf(result: CallToolResult): string | undefined {
+  if (!result.isError) return undefined;
+  const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
+  try {
+    return (JSON.parse(text) as ToolErrorPayload).error.code;
+  } catch {
+    return 'tool_error';
+  }
 }
 
 function parseArguments(tool: AnyToolDefinition, raw: unknown): unknown {

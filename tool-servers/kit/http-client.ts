@@ -1,5 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import { charsetOf, decodeText } from './text-decoding.js';
+import { traceProviderCall } from './tracing.js';
 
 /**
  * Outbound HTTP for tool servers: undici `request` (far cheaper per call than global fetch),
@@ -43,8 +44,16 @@ export class HttpFailure extends Error {
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
 
-/** Perform one HTTP request and read the whole body, bounded in time and size. */
-export async function httpRequest(url: string | URL, options: HttpRequestOptions = {}): Promise<HttpResponse> {
+/**
+ * Perform one HTTP request and read the whole body, bounded in time and size; with tracing on,
+ * a CLIENT span under the running tool call (kit/tracing.ts).
+ */
+export function httpRequest(url: string | URL, options: HttpRequestOptions = {}): Promise<HttpResponse> {
+  const method = options.method ?? (options.body === undefined ? 'GET' : 'POST');
+  return traceProviderCall(method, typeof url === 'string' ? new URL(url) : url, () => sendRequest(url, options));
+}
+
+async function sendRequest(url: string | URL, options: HttpRequestOptions): Promise<HttpResponse> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const timeout = AbortSignal.timeout(timeoutMs);

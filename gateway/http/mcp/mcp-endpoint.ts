@@ -20,6 +20,8 @@ import { createMcpServer, type McpServerDeps } from './mcp-server.js';
 import { runToolCall, type McpCaller } from './mcp-tool-call.js';
 import { McpToolListing } from './mcp-tool-listing.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
+import { toolScopeOf } from '../key-scope.js';
 import { bodyIsJson } from '../middleware/json-body.js';
 import { clientGoneSignal } from '../client-disconnect.js';
 import { ErrorCode, isJSONRPCRequest, JSONRPCMessageSchema, type RequestId } from '@modelcontextprotocol/sdk/types.js';
@@ -53,11 +55,16 @@ export function registerMcpRoutes(router: Router, guard: Middleware, options: Mc
   };
 
   router.post('/mcp', guard, async (ctx) => {
+    const scope = toolScopeOf(ctx);
+    const key = ctx.state.apiKey?.id;
     const caller: McpCaller = {
       wallet: callerWallet(ctx),
+      ...(key !== undefined ? { key } : {}),
+      ...(scope ? { scope } : {}),
       requestId: ctx.state.requestId,
       // Its calls are cancelled at the tool server when the client goes away.
       disconnected: clientGoneSignal(ctx),
+      trace: traceOf(ctx),
     };
     const repeated = repeatedRequestId(ctx.request.body);
     if (repeated !== undefined) {

@@ -28,7 +28,8 @@ export function loneToolCall(ctx: Context): ToolCall | undefined {
   const parsed = CallToolRequestSchema.safeParse(body);
   // Task-augmented calls need the SDK's task handling (which refuses them: no tasks capability).
   if (!parsed.success || parsed.data.params.task !== undefined) return undefined;
-  return { id: body.id, name: parsed.data.params.name, args: parsed.data.params.arguments ?? {} };
+  const { name, arguments: args, _meta: meta } = parsed.data.params;
+  return { id: body.id, name, args: args ?? {}, ...(meta ? { meta } : {}) };
 }
 
 /** The JSON-RPC response the SDK's Protocol writes for a request's result, in its key order. */

@@ -41,10 +41,15 @@ export interface McpServerDeps extends ToolCallDeps {
  */
 export function createMcpServer(deps: McpServerDeps, caller: McpCaller): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: deps.validator });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: deps.listing.tools() }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: deps.listing.tools(caller.scope) }));
   server.setRequestHandler(toolsCallEnvelope, (request, extra) => {
     const { params } = CallToolRequestSchema.parse(request);
-    return runToolCall(deps, caller, { id: extra.requestId, name: params.name, args: params.arguments ?? {} });
+    return runToolCall(deps, caller, {
+      id: extra.requestId,
+      name: params.name,
+      args: params.arguments ?? {},
+      ...(params._meta ? { meta: params._meta } : {}),
+    });
   });
   // Replaces the SDK's own handler, which knows only this server's requests: the call being
   // cancelled runs under another request's server.

@@ -19,6 +19,16 @@ import type { RunningCalls } from './mcp-running-calls.js';
 import type { McpToolListing } from './mcp-tool-listing.js';
 import { toolErrorResult, toolResult } from './mcp-tool-results.js';
 import { TOOL_EXECUTION_CREDITS } from '../../pricing.js';
+import { NO_SPAN, type TraceSpan } from '../../tracing/trace-span.js';
+import {
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_TOOL_NAME,
+  JSONRPC_REQUEST_ID,
+  MCP_METHOD_NAME,
+  NETWORK_TRANSPORT,
+} from '../../../telemetry/semconv.js';
+import type { ToolScope } from '../../tools/tool-scope.js';
+import { toolNotAllowed } from '../key-scope.js';
 
 /** What every call shares: built once, when the route is registered. */
 export interface ToolCallDeps {
@@ -34,10 +44,16 @@ export interface ToolCallDeps {
 /** Who is calling, as the guard left it on `ctx.state`, and how the request ends. */
 export interface McpCaller {
   wallet: string;
+  /** The API key the request came with: its budgets are charged too. */
+  key?: string;
+  /** The tools the key may use; absent: every tool. */
+  scope?: ToolScope;
   /** The HTTP request's id, for the per-call log line. */
   requestId: string;
   /** Aborted when the client closes the connection before the answer is written. */
   disconnected: AbortSignal;
+  /** The HTTP request's span (NO_SPAN untraced). */
+  trace?: TraceSpan;
 }
 
 export interface ToolCall {
@@ -45,25 +61,45 @@ export interface ToolCall {
   id: RequestId;
   name: string;
   args: Record<string, unknown>;
+  /** The request's `params._meta`: its `traceparent`/`tracestate` parent the call's span (SEP-414). */
+  meta?: Record<string, unknown>;
 }
 
 export async function runToolCall(deps: ToolCallDeps, caller: McpCaller, call: ToolCall): Promise<CallToolResult> {
   const started = performance.now();
   const running = deps.running.start(caller.wallet, call.id, caller.disconnected);
+  // The MCP server span: its parent is the client's context from params._meta, else the HTTP request's.
+  const span = (caller.trace ?? NO_SPAN).child(
+    `tools/call ${call.name}`,
+    'server',
+    {
+      [MCP_METHOD_NAME]: 'tools/call',
+      [GEN_AI_OPERATION_NAME]: 'execute_tool',
+      [GEN_AI_TOOL_NAME]: call.name,
+      [JSONRPC_REQUEST_ID]: String(call.id),
+      [NETWORK_TRANSPORT]: 'tcp',
+    },
+    call.meta,
+  );
   try {
     if (!deps.listing.offers(call.name)) throw toolNotFound(call.name);
+    if (caller.scope && !caller.scope.allowsName(call.name, deps.tools.listTools())) throw toolNotAllowed(call.name);
     const { signal } = running;
-    const result = await withCharge(deps.charger, caller.wallet, TOOL_EXECUTION_CREDITS, async () => ({
-      result: await deps.tools.callTool(call.name, call.args, { signal }),
+    const payer = caller.key === undefined ? { wallet: caller.wallet } : { wallet: caller.wallet, key: caller.key };
+    const result = await withCharge(deps.charger, payer, TOOL_EXECUTION_CREDITS, async () => ({
+      result: await deps.tools.callTool(call.name, call.args, { signal, trace: span }),
       cost: TOOL_EXECUTION_CREDITS,
     }));
     logCall(deps.logger, caller, call.name, started, 'ok');
-    return toolResult(call.name === LIST_TOOLS_NAME ? deps.listing.onlyOffered(result as ListToolsResult) : result);
+    return toolResult(call.name === LIST_TOOLS_NAME ? deps.listing.onlyOffered(result as ListToolsResult, caller.scope) : result);
   } catch (thrown) {
     const error = toGatewayError(thrown);
+    // Every failure is answered as an isError result: `tool_error` by the MCP conventions.
+    span.fail('tool_error', error.code);
     logCall(deps.logger, caller, call.name, started, error.code, error.status >= 500 ? (error.details ?? error.message) : undefined);
     return toolErrorResult(error);
   } finally {
+    span.end();
     running.end();
   }
 }

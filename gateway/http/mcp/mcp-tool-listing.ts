@@ -13,6 +13,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../logger.js';
 import type { ToolInfo, ToolRunner } from '../../tools/types.js';
 import type { ListToolsResult } from '../../tools/list-tools-builtin.js';
+import type { ToolScope } from '../../tools/tool-scope.js';
 
 /** MCP's limit on a tool name (SEP-986, the 2025-11-25 revision). */
 export const MCP_TOOL_NAME_MAX = 64;
@@ -21,6 +22,8 @@ export class McpToolListing {
   private lastInfos?: ToolInfo[];
   private listed: Tool[] = [];
   private readonly warned = new Set<string>();
+  /** Per key scope (interned, tools/tool-scope.ts): the list it was built from and the records. */
+  private readonly scoped = new WeakMap<ToolScope, { from: Tool[]; listed: Tool[] }>();
 
   constructor(
     private readonly runner: ToolRunner,
@@ -33,18 +36,26 @@ export class McpToolListing {
    * Cached by the list's identity: the tool host hands out a new array only when something
    * changed (a restart, list_changed), and tools/list is on every client's start-up path.
    */
-  tools(): Tool[] {
+  tools(scope?: ToolScope): Tool[] {
     const infos = this.runner.listTools();
     if (infos !== this.lastInfos) {
       this.listed = infos.filter((info) => this.fits(info.name)).map(toMcpTool);
       this.lastInfos = infos;
     }
-    return this.listed;
+    if (!scope) return this.listed;
+    // A key's scope: filtered once per list and scope, not on every tools/list.
+    let kept = this.scoped.get(scope);
+    if (kept?.from !== this.listed) {
+      const allowed = new Set(scope.filter(infos).map((info) => info.name));
+      kept = { from: this.listed, listed: this.listed.filter((tool) => allowed.has(tool.name)) };
+      this.scoped.set(scope, kept);
+    }
+    return kept.listed;
   }
 
-  /** A `list_tools` answer as /mcp may give it: only tools /mcp offers (its answer covers every tool the gateway has). */
-  onlyOffered(answer: ListToolsResult): ListToolsResult {
-    return { tools: answer.tools.filter((tool) => this.offers(tool.name)) };
+  /** A `list_tools` answer as /mcp may give it: only tools /mcp offers (its answer covers every tool the gateway has), and the key's scope allows. */
+  onlyOffered(answer: ListToolsResult, scope?: ToolScope): ListToolsResult {
+    return { tools: answer.tools.filter((tool) => this.offers(tool.name) && (!scope || scope.allows(tool))) };
   }
 
   /** Whether `tools/call` may run `name`: a tool the gateway has (even if its server is down now) with a name MCP allows. */

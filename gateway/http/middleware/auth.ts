@@ -16,15 +16,20 @@
  * wallet_mismatch; a key minted without proof (free mode) while free mode is off → 401
  * unverified_api_key. Messages never echo the key.
  *
- * Sets `ctx.state.apiKey = {id, verified}` when a key was checked. Whether credits are charged is not
+ * A key whose expires_at has passed → 401 api_key_expired (free mode enforces no limits: anyone
+ * may omit the key there).
+ *
+ * Sets `ctx.state.apiKey = {id, verified, limits?}` when a key was checked (`limits` only with
+ * credits on, for http/key-scope.ts). Whether credits are charged is not
  * auth's business: `createApp` picks the charger once (ledger/charging.ts).
  *
  * @example
  *   router.get('/credits/balance', compose([requireWallet(), authenticate(apiKeys, { freeMode, keyRequired: 'unless-free', logger })]), handler)
  */
 import type { Context, Next } from 'koa';
-import { Forbidden, Unauthorized } from '../../errors.js';
+import { ApiKeyExpired, Forbidden, Unauthorized } from '../../errors.js';
 import type { ApiKeys } from '../../keys/api-keys.js';
+import { isExpired, type KeyLimits } from '../../ledger/key-budgets.js';
 import { KEY_PREFIX } from '../../keys/api-keys.js';
 import type { Logger } from '../../logger.js';
 import { admitted } from './admission.js';
@@ -36,7 +41,7 @@ export interface AuthOptions {
   logger: Logger;
 }
 
-export function authenticate(apiKeys: ApiKeys, options: AuthOptions) {
+export function authenticate(apiKeys: ApiKeys<KeyLimits>, options: AuthOptions) {
   // Not `async` itself: in free mode most requests carry no key and go straight on, without a
   // promise of this layer's own.
   return function apiKey(ctx: Context, next: Next): Promise<void> {
@@ -71,7 +76,7 @@ function presentedKey(ctx: Context): string | undefined {
 }
 
 /** A key was sent: it must be a known key of this wallet (verified unless free mode). */
-async function checkKey(apiKeys: ApiKeys, options: AuthOptions, ctx: Context, key: string, next: Next): Promise<void> {
+async function checkKey(apiKeys: ApiKeys<KeyLimits>, options: AuthOptions, ctx: Context, key: string, next: Next): Promise<void> {
   let record = apiKeys.findInMemory(key);
   if (!record) {
     // A store read waits for the request's budgets (http/middleware/admission.ts): a flood of unknown keys
@@ -89,7 +94,9 @@ async function checkKey(apiKeys: ApiKeys, options: AuthOptions, ctx: Context, ke
       'This API key was created in free mode without a wallet-ownership proof; create a new key with a SIWE proof.',
     );
   }
-  ctx.state.apiKey = { id: record.id, verified: record.verified };
+  const limits = options.freeMode ? undefined : record.limits;
+  if (limits && isExpired(limits, Date.now())) throw new ApiKeyExpired();
+  ctx.state.apiKey = limits ? { id: record.id, verified: record.verified, limits } : { id: record.id, verified: record.verified };
   apiKeys.touch(key, record);
   await next();
 }

@@ -6,6 +6,10 @@
  * answers 402 `insufficient_credits` as always, plus a PAYMENT-REQUIRED offer whose smallest
  * top-up covers the refused hold (x402 v2, specs/transports-v2/http.md).
  *
+ * Only an insufficient-credits refusal carries an offer: an API key's own refusals (over its
+ * budget, expired, outside its tools or models) are not for a payment to fix, and `beforePaying`
+ * (the route's key checks) refuses such a request before its payment is verified or settled.
+ *
  * @example
  *   router.post('/v1/chat/completions', gated, x402Payment(payments, publicUrl), handler)
  */
@@ -16,11 +20,12 @@ import type { X402Payments } from '../../x402/payments.js';
 import { encodeHeader, PAYMENT_RESPONSE_HEADER, PAYMENT_SIGNATURE_HEADER } from '../../x402/wire.js';
 import { callerWallet } from './wallet.js';
 
-export function x402Payment(payments: X402Payments, publicUrl: string) {
+export function x402Payment(payments: X402Payments, publicUrl: string, beforePaying: Array<(ctx: Context) => void | Promise<void>> = []) {
   return async function payOn402(ctx: Context, next: Next): Promise<void> {
     const resourceUrl = `${publicUrl}${ctx.path}`;
     const header = ctx.get(PAYMENT_SIGNATURE_HEADER);
     if (header) {
+      for (const check of beforePaying) await check(ctx);
       const settlement = await payments.pay(callerWallet(ctx), header, resourceUrl);
       ctx.set(PAYMENT_RESPONSE_HEADER, encodeHeader(settlement));
     }

@@ -44,9 +44,13 @@ const STATUS_TEXT: Record<number, string> = {
   400:
     'Bad request: invalid JSON, a body nested too deep or not decodable with its Content-Encoding, a field that fails validation ' +
     '(`param` names it), a bad `x-wallet-address`, or not valid HTTP (an HTTP/1.1 request without Host)',
-  401: 'No key, an unknown or revoked key, an unverified key, or a refused SIWE proof (the `code` says which)',
-  402: 'Insufficient credits (`insufficient_credits`, naming the balance)',
-  403: 'The key belongs to another wallet (`wallet_mismatch`)',
+  401: 'No key, an unknown, revoked, unverified or expired (`api_key_expired`) key, or a refused SIWE proof (the `code` says which)',
+  402:
+    "Insufficient credits (`insufficient_credits`, naming the balance), or the API key's own credit limit spent " +
+    '(`key_budget_exhausted`: the wallet may still hold credits; never an x402 offer)',
+  403:
+    'The key belongs to another wallet (`wallet_mismatch`), or its limits refuse the request (`tool_not_allowed`, ' +
+    '`model_not_allowed`, `key_not_allowed`)',
   404: 'Unknown model, tool, key or route',
   405: 'Method not allowed for this route (`Allow` lists the methods)',
   406: 'The `Accept` header allows no media type this route answers with',

@@ -1,7 +1,8 @@
 /**
  * Operator routes, behind `requireAdmin(ADMIN_TOKEN, 'disabled')`:
  * `POST /admin/credits/grant {address, amount}` with an `Idempotency-Key` header (a repeat
- * returns the first result and grants nothing) and `GET /admin/credits/:address`.
+ * returns the first result and grants nothing), `GET /admin/credits/:address` and
+ * `PATCH /admin/api-keys/:id {wallet, …limits}` (change a key's limits, as its owner can with a SIWE proof).
  *
  * @example
  *   curl -X POST $URL/admin/credits/grant -H "Authorization: Bearer $ADMIN_TOKEN" \
@@ -14,6 +15,9 @@ import compose from 'koa-compose';
 import { z } from 'zod';
 import { invalidRequestFrom, InvalidRequest } from '../../errors.js';
 import type { Ledger } from '../../ledger/ledger.js';
+import type { ApiKeys } from '../../keys/api-keys.js';
+import type { KeyLimits } from '../../ledger/key-budgets.js';
+import { changeKeyLimits, keyListingSchema, limitFields, type KnownNames } from '../key-limits-body.js';
 import { requireAdmin } from '../middleware/admin-auth.js';
 import { parseWalletAddress } from '../../wallet-address.js';
 import { MAX_GRANT } from '../../ledger/ledger-amounts.js';
@@ -27,6 +31,8 @@ const grantSchema = z
   })
   .strict();
 
+const patchKeySchema = z.object({ wallet: z.string().meta({ description: "The key's wallet: 0x + 40 hex" }), ...limitFields }).strict();
+
 function walletParam(value: string, param: string): string {
   const wallet = parseWalletAddress(value);
   if (!wallet) {
@@ -39,7 +45,10 @@ function walletParam(value: string, param: string): string {
   return wallet;
 }
 
-export function registerAdminRoutes(router: Router, deps: { adminToken: string | undefined; ledger: Ledger; jsonBody: Middleware }): void {
+export function registerAdminRoutes(
+  router: Router,
+  deps: { adminToken: string | undefined; ledger: Ledger; apiKeys: ApiKeys<KeyLimits>; known: KnownNames; jsonBody: Middleware },
+): void {
   const admin = compose([requireAdmin(deps.adminToken, 'disabled'), admit, deps.jsonBody]);
 
   router.post('/admin/credits/grant', admin, async (ctx) => {
@@ -60,6 +69,13 @@ export function registerAdminRoutes(router: Router, deps: { adminToken: string |
 
   router.get('/admin/credits/:address', admin, async (ctx) => {
     ctx.body = await deps.ledger.balance(walletParam(ctx.params.address, 'address'));
+  });
+
+  router.patch('/admin/api-keys/:id', admin, async (ctx) => {
+    const parsed = patchKeySchema.safeParse(ctx.request.body ?? {});
+    if (!parsed.success) throw invalidRequestFrom(parsed.error, { unnamed: 'Request body: ' });
+    const { wallet, ...fields } = parsed.data;
+    ctx.body = await changeKeyLimits(deps, walletParam(wallet, 'wallet'), ctx.params.id, fields, deps.known);
   });
 }
 
@@ -94,5 +110,19 @@ export const adminRouteDocs: RouteDoc[] = [
     pathParams: addressParam,
     response: { description: 'The balance', content: json(balanceSchema) },
     errors: [400],
+  },
+  {
+    method: 'patch',
+    path: '/admin/api-keys/:id',
+    tag: 'Admin',
+    summary: "Change an API key's limits",
+    description:
+      'A field left out is unchanged, null removes the limit; spend counters are kept. Reaches every instance within 1 s with ' +
+      'Redis (30 s without). Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    pathParams: z.object({ id: z.string() }),
+    body: patchKeySchema,
+    response: { description: 'The key as its owner lists it', content: json(keyListingSchema) },
+    errors: [400, 404],
   },
 ];

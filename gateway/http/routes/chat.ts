@@ -16,10 +16,12 @@ import type { ChatOrchestrator, ChatOutcome, ChatPlan, ChatSink } from '../../ch
 import type { ChatAbort } from '../../chat/chat-abort.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { z } from 'zod';
 import { errorObjectSchema, type RouteDoc } from '../openapi/route-doc.js';
 import { x402RouteDocs } from '../middleware/x402-payment.js';
+import { assertModelAllowed, keyOfPlan } from '../key-scope.js';
 
 export function registerChatRoutes(router: Router, guards: Middleware[], orchestrator: ChatOrchestrator): void {
   const ids = completionIds();
@@ -27,6 +29,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
     const request = parseChatRequest(ctx.request.body);
     const format = request.format && orchestrator.answerFormat(request.format, 'response_format');
     const model = orchestrator.resolveModel(request.model);
+    assertModelAllowed(ctx, model.id);
     const plan: ChatPlan = {
       model,
       messages: request.messages,
@@ -34,7 +37,9 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
       maxTokens: request.maxTokens,
       sampling: request.sampling,
       wallet: callerWallet(ctx),
+      ...keyOfPlan(ctx),
       ...(format ? { format } : {}),
+      trace: traceOf(ctx),
     };
     const id = ids.next();
     const created = Math.floor(Date.now() / 1000);

@@ -35,6 +35,19 @@ export const healthSchema = z
     status: z.enum(['ok', 'degraded', 'draining']),
     uptime: z.number().nonnegative().meta({ description: 'Seconds since start' }),
     model: z.string().meta({ description: 'Canonical id of the primary model' }),
+    tracing: z
+      .object({
+        enabled: z.boolean(),
+        exporter: z.string().optional().meta({ description: 'The OTLP collector, as an origin' }),
+        protocol: z.enum(['http/protobuf', 'http/json']).optional(),
+        exported_spans: z.number().int().nonnegative().optional(),
+        dropped_spans: z.number().int().nonnegative().optional().meta({ description: 'Queue full, or the export failed' }),
+        last_failure: z
+          .object({ at: z.string(), message: z.string() })
+          .optional()
+          .meta({ description: 'The last failed export; URLs cut to their origin' }),
+      })
+      .meta({ description: 'OpenTelemetry traces (docs/tracing.md)' }),
   })
   .loose();
 

@@ -29,6 +29,8 @@ import { messageObject, stopReasonOf } from '../../messages/message-object.js';
 import { MESSAGES_PATH, messageErrorBody } from '../../messages/message-errors.js';
 import { MessageEventWriter } from '../sse/message-event-writer.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
+import { assertModelAllowed, keyOfPlan } from '../key-scope.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
@@ -65,8 +67,11 @@ export function registerMessageRoutes(router: Router, guards: { create: Middlewa
 
 /** The request as the chat loop runs it: `system` as instructions, echoed gateway rounds as history. */
 function planOf(ctx: Context, request: MessagesRequest, orchestrator: ChatOrchestrator): ChatPlan {
+  const model = orchestrator.resolveModel(request.model);
+  // A key limited to other models is refused before anything is estimated or sent upstream.
+  assertModelAllowed(ctx, model.id);
   return {
-    model: orchestrator.resolveModel(request.model),
+    model,
     instructions: request.instructions,
     history: request.conversation.history,
     messages: request.conversation.messages,
@@ -74,6 +79,8 @@ function planOf(ctx: Context, request: MessagesRequest, orchestrator: ChatOrches
     maxTokens: request.maxTokens,
     sampling: request.sampling,
     wallet: callerWallet(ctx),
+    trace: traceOf(ctx),
+    ...keyOfPlan(ctx),
   };
 }
 

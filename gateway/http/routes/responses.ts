@@ -28,7 +28,9 @@ import { resolveItemReferences } from '../../responses/item-references.js';
 import { inputItemsPage, inputItemsQuerySchema, parseInputItemsQuery } from '../../responses/input-items-page.js';
 import { ResponseEventWriter } from '../sse/response-event-writer.js';
 import { assertCallsAnswered, keepResponse, loadResponse, responseNotFound, withoutEchoes } from '../../responses/stored-response.js';
+import { assertModelAllowed, keyOfPlan } from '../key-scope.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
@@ -95,6 +97,7 @@ export function registerResponseRoutes(
 async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRouteDeps): Promise<ResponseRun> {
   const format = request.format && deps.orchestrator.answerFormat(request.format, 'text.format');
   const model = deps.orchestrator.resolveModel(request.model);
+  assertModelAllowed(ctx, model.id);
   const wallet = callerWallet(ctx);
   const stored = request.previousResponseId
     ? await loadResponse(deps.store, request.previousResponseId, wallet, 'previous_response_id')
@@ -117,7 +120,9 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
       maxTokens: request.maxOutputTokens,
       sampling: request.sampling,
       wallet,
+      ...keyOfPlan(ctx),
       ...(format ? { format } : {}),
+      trace: traceOf(ctx),
     },
     instructionMessages: instructions.length,
     wallet,

@@ -13,6 +13,9 @@ import { invalidToolArguments, toolNotFound } from '../../tools/tool-errors.js';
 import type { ToolRunner } from '../../tools/types.js';
 import { x402RouteDocs } from '../middleware/x402-payment.js';
 import { callerWallet } from '../middleware/wallet.js';
+import { traceOf } from '../middleware/trace-request.js';
+import { assertToolAllowed, payerOf, toolScopeOf } from '../key-scope.js';
+import { LIST_TOOLS_NAME, type ListToolsResult } from '../../tools/list-tools-builtin.js';
 import { clientGoneSignal } from '../client-disconnect.js';
 import { errorObjectSchema, json, type RouteDoc } from '../openapi/route-doc.js';
 
@@ -41,8 +44,11 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
   const { tools } = options;
 
   router.get('/v1/tools', guard, (ctx) => {
+    const all = tools.listTools();
+    // A key limited to some tools sees only those.
+    const listed = toolScopeOf(ctx)?.filter(all) ?? all;
     ctx.body = {
-      tools: tools.listTools().map((tool) => ({
+      tools: listed.map((tool) => ({
         name: tool.name,
         description: tool.description,
         params: tool.params,
@@ -54,6 +60,7 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
 
   const paid = options.payOn402 ? [options.payOn402] : [];
   router.post('/v1/tools/execute', executeErrorShape, guard, ...paid, async (ctx) => {
+    // (payOn402 checked the key's scope and budget before taking a payment: app.ts.)
     const body: unknown = ctx.request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidRequest('The body must be a JSON object: {"tool": "...", "args": {...}}.');
@@ -67,13 +74,17 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     const name = parsed.data.tool;
     // Refused before credits are reserved, even while the tool's server is down.
     if (!tools.hasTool(name)) throw toolNotFound(name);
+    assertToolAllowed(ctx, name, tools);
 
     const signal = callSignal(ctx, options.shuttingDown);
-    const result = await withCharge(options.charger, callerWallet(ctx), TOOL_EXECUTION_CREDITS, async () => ({
-      result: await tools.callTool(name, args, { signal }),
+    const result = await withCharge(options.charger, payerOf(ctx), TOOL_EXECUTION_CREDITS, async () => ({
+      result: await tools.callTool(name, args, { signal, trace: traceOf(ctx) }),
       cost: TOOL_EXECUTION_CREDITS,
     }));
-    ctx.body = { ok: true, tool: name, result };
+    const scope = toolScopeOf(ctx);
+    // list_tools answers for every tool: a limited key hears only of its own.
+    const shown = scope && name === LIST_TOOLS_NAME ? { tools: (result as ListToolsResult).tools.filter((t) => scope.allows(t)) } : result;
+    ctx.body = { ok: true, tool: name, result: shown };
   });
 }
 
@@ -139,7 +150,7 @@ export const toolRouteDocs: RouteDoc[] = [
     errorHeaders: x402RouteDocs.errorHeaders,
     body: executeBody,
     response: { description: "The tool's result", content: json(executeResultSchema), headers: x402RouteDocs.responseHeaders },
-    errors: [402, 404, 502, 503, 504],
+    errors: [401, 402, 403, 404, 502, 503, 504],
     errorBody: executeErrorSchema,
   },
 ];

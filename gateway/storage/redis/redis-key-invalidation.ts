@@ -1,7 +1,8 @@
 /**
  * Every instance's key cache (ApiKeys) stays honest when keys change elsewhere:
- * - creation and revocation through this instance are published on Redis (`<prefix>keys`), and
- *   each other instance drops that hash at once (a revoked key is refused everywhere well within 1 s);
+ * - creation, revocation and a change of limits through this instance are published on Redis
+ *   (`<prefix>keys`), and each other instance drops that hash at once (a revoked key is refused,
+ *   and changed limits apply, everywhere well within 1 s);
  * - when Redis comes back after an outage (messages may have been missed) the cache is emptied;
  * - whatever happens to Redis, the whole cache is emptied every 25 s (under the 30 s promise; 5 s
  *   without Redis), so each key in use is read from PostgreSQL again.
@@ -22,13 +23,13 @@ const RECHECK_WITH_REDIS_MS = 25_000;
 const RECHECK_WITHOUT_REDIS_MS = 5_000;
 
 const messageSchema = z.object({
-  kind: z.enum(['created', 'revoked']),
+  kind: z.enum(['created', 'revoked', 'changed']),
   hash: z.string().regex(/^[0-9a-f]{64}$/),
   from: z.string(),
 });
 
-export async function keepKeyCachesHonest(
-  apiKeys: ApiKeys,
+export async function keepKeyCachesHonest<L>(
+  apiKeys: ApiKeys<L>,
   options: { redis?: SharedRedis; onError?: (err: unknown) => void },
 ): Promise<{ stop(): void }> {
   const recheckMs = options.redis ? RECHECK_WITH_REDIS_MS : RECHECK_WITHOUT_REDIS_MS;

@@ -33,7 +33,7 @@ const none = { prompt_tokens: 0, completion_tokens: 0 };
 test('a reservation that expires mid-chat: cover says stop, settle charges what was consumed from a fresh hold', async () => {
   const wallet = '0x' + 'a1'.repeat(20);
   await ledger.grant(wallet, 10);
-  const billing = ledgerCharger(ledger).begin(wallet);
+  const billing = ledgerCharger(ledger).begin({ wallet });
   assert.equal(await billing.cover(creditsToCover(none, 500, 1000)), true); // holds 3
   const used = { prompt_tokens: 1500, completion_tokens: 500 };
   now += 1_001; // the TTL passes while the chat runs: the sweep gives the 3 back
@@ -48,7 +48,7 @@ test('the fresh hold never takes the wallet below zero: it charges what is left,
     { wallet: '0x' + 'b3'.repeat(20), spentElsewhere: 4, charged: 0 },
   ]) {
     await ledger.grant(wallet, 4);
-    const billing = ledgerCharger(ledger).begin(wallet);
+    const billing = ledgerCharger(ledger).begin({ wallet });
     assert.equal(await billing.cover(4), true);
     now += 1_001;
     // Meanwhile the returned credits are spent elsewhere.
@@ -66,7 +66,7 @@ test('the fresh hold never takes the wallet below zero: it charges what is left,
 test('the hold is topped up to the cost so far plus the next worst case, not grown by every worst case', async () => {
   const wallet = '0x' + 'c3'.repeat(20);
   await ledger.grant(wallet, 12);
-  const billing = ledgerCharger(ledger).begin(wallet);
+  const billing = ledgerCharger(ledger).begin({ wallet });
   // Each call: a 1000-token prompt estimate and 2048 output tokens at worst → 6 credits.
   for (let call = 0; call < 6; call++) {
     const used = { prompt_tokens: 60 * call, completion_tokens: 10 * call };

@@ -23,6 +23,8 @@ import { openSqliteDepositStore } from '../../../gateway/storage/sqlite/sqlite-d
 import { STORE_FILE } from '../../../gateway/storage/sqlite/keyv-store.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
 import { ALICE, BOB, TEST_RESPONSE_SETTINGS } from '../../helpers/accounts.js';
+import { NO_KEY_LIMITS } from '../../../gateway/ledger/key-budgets.js';
+import { KeyBudgetExhausted } from '../../../gateway/errors.js';
 
 const services = await clusterServices();
 const run = promisify(execFile);
@@ -77,6 +79,15 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       remainderKey: '1:usdc',
     } as const;
     await embedded.ledger.creditExternal(deposit);
+    // A key with limits that spent 2 of its 5 credits.
+    const capped = await embedded.apiKeys.create({
+      address: bob,
+      name: 'agent',
+      verified: true,
+      prepare: (record) =>
+        embedded.ledger.setKeyLimits({ keyId: record.id, wallet: bob, limits: { ...NO_KEY_LIMITS, maxCredits: 5, tools: ['list_tools'] } }),
+    });
+    await embedded.ledger.charge(bob, 2, capped.record.id);
     // An x402 settlement still pending when the gateway stopped.
     const pendingPayment = {
       id: `eip155:8453:0x${'ab'.repeat(32)}`,
@@ -113,24 +124,26 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     const first = await cli(['migrate-to-postgres'], env);
     assert.equal(first.code, 0, first.stderr);
     assert.deepEqual(JSON.parse(first.stdout), {
-      keys: { copied: 3, skipped: 0 },
+      keys: { copied: 4, skipped: 0 },
       wallets: { copied: 2, skipped: 0 },
-      credits: 56,
+      credits: 54,
       grants: { copied: 1, skipped: 0 },
       externalCredits: { copied: 1, skipped: 0 },
       deposits: { copied: 1, skipped: 0 },
       x402Payments: { copied: 1, skipped: 0 },
+      keyLimits: { copied: 1, skipped: 0 },
     });
     const again = await cli(['migrate-to-postgres'], env);
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual(JSON.parse(again.stdout), {
-      keys: { copied: 0, skipped: 3 },
+      keys: { copied: 0, skipped: 4 },
       wallets: { copied: 0, skipped: 2 },
       credits: 0,
       grants: { copied: 0, skipped: 1 },
       externalCredits: { copied: 0, skipped: 1 },
       deposits: { copied: 0, skipped: 1 },
       x402Payments: { copied: 0, skipped: 1 },
+      keyLimits: { copied: 0, skipped: 1 },
     });
     const deposits = new PostgresDepositStore(db.sql);
     assert.deepEqual(
@@ -147,6 +160,11 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     assert.deepEqual(await ledger.grant(alice, 50, 'invoice-17'), { address: alice, credits: 50, total_deposited: 50, total_spent: 0 });
     assert.equal((await ledger.creditExternal(deposit)).status, 'repeat');
     assert.equal((await ledger.creditExternal({ ...deposit, externalId: '1:0xabc:1', units: 600n })).credits, 1);
+    // The capped key keeps its limits and what it spent: 3 more, not 4.
+    const usage = (await ledger.keyUsage([capped.record.id])).get(capped.record.id);
+    assert.deepEqual([usage?.limits.maxCredits, usage?.limits.tools, usage?.spent], [5, ['list_tools'], 2]);
+    await assert.rejects(ledger.charge(bob, 4, capped.record.id), KeyBudgetExhausted);
+    assert.equal((await ledger.charge(bob, 3, capped.record.id)).keyRemaining, 0);
 
     const keys = new ApiKeys(new PostgresKeyStore(db.sql));
     assert.equal((await keys.find(aliceKey))?.name, 'laptop');
@@ -161,7 +179,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     assert.deepEqual(JSON.parse(balance.stdout), { address: alice, credits: 47, total_deposited: 50, total_spent: 3 });
     const grant = await cli(['grant', BOB.address, '10'], env);
     assert.equal(grant.code, 0, grant.stderr);
-    assert.deepEqual(JSON.parse(grant.stdout), { address: bob, credits: 20, total_deposited: 20, total_spent: 0, granted: 10 });
+    assert.deepEqual(JSON.parse(grant.stdout), { address: bob, credits: 15, total_deposited: 20, total_spent: 5, granted: 10 });
   });
 
   test('migrate-to-postgres without DATABASE_URL, or with PostgreSQL down, exits 1 naming what is missing', async () => {

@@ -56,7 +56,7 @@ test("GET /auth/api-keys lists the wallet's keys without any secret", async () =
   assert.equal(answer.body.object, 'list');
   assert.equal(answer.body.data.length, 1);
   const [listed] = answer.body.data;
-  assert.deepEqual(Object.keys(listed).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'verified']);
+  assert.deepEqual(Object.keys(listed).sort(), ['created_at', 'id', 'last_used_at', 'limits', 'name', 'prefix', 'spend', 'verified']);
   assert.equal(listed.name, 'bob-only');
   assert.equal(listed.verified, true);
   assert.match(listed.id, /^key_[A-Za-z0-9_-]{12}$/);

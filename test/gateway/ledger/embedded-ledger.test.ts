@@ -4,6 +4,7 @@
  * a failed commit fails its waiters and drops the memory copy, a damaged record stops the step,
  * and a store written by the Keyv-era ledger opens with its balances and grants intact.
  */
+import { NO_KEY_LIMITS } from '../../../gateway/ledger/key-budgets.js';
 import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -136,6 +137,28 @@ describe('embedded ledger on SQLite', () => {
     const hold = await ledger.reserve(wallet, 3);
     assert.deepEqual(await ledger.settle(hold, 3), { charged: 3, remaining: 7 });
     assert.deepEqual(await storedRecord(wallet), { credits: 7, total_deposited: 10, total_spent: 3 });
+  });
+
+  test("a key's spend is committed with the wallet's charge, kept across a restart; a failed commit leaves neither", async () => {
+    const { db: broken, state } = faulty(db);
+    ledger = await openEmbeddedLedger(broken, { reservationTtlMs: 60_000 });
+    await ledger.grant(wallet, 100);
+    const keyId = 'key_durable';
+    await ledger.setKeyLimits({ keyId, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 10 } });
+    await ledger.charge(wallet, 4, keyId);
+    state.failNext = true;
+    await assert.rejects(ledger.charge(wallet, 3, keyId), { code: 'store_unavailable' });
+    assert.equal((await ledger.keyUsage([keyId])).get(keyId)?.spent, 4, 'the failed charge is not counted');
+    assert.equal((await ledger.balance(wallet)).total_spent, 4);
+    // "Crash": a new ledger on the same file.
+    const next = await openEmbeddedLedger(db, { reservationTtlMs: 60_000 });
+    try {
+      assert.equal((await next.keyUsage([keyId])).get(keyId)?.spent, 4);
+      await assert.rejects(next.charge(wallet, 7, keyId), { code: 'key_budget_exhausted' });
+      assert.equal((await next.charge(wallet, 6, keyId)).keyRemaining, 0);
+    } finally {
+      await next.stop();
+    }
   });
 
   test('a failed commit also fails a step that changed the same wallet while it ran', async () => {

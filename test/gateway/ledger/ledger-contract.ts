@@ -1,7 +1,7 @@
 /**
  * The contract every `Ledger` implementation keeps, as one suite: grant, reserve, extend, settle,
  * release, charge (with no hold), reservation expiry, idempotent grants, never below zero, no overspend under
- * concurrency, and outside payments (creditExternal) credited once with their remainders kept. An implementation's test file calls `ledgerContract` with a factory that opens a
+ * concurrency, API keys' budgets (exact under concurrency, per UTC day, expiry) and outside payments (creditExternal) credited once with their remainders kept. An implementation's test file calls `ledgerContract` with a factory that opens a
  * fresh, empty ledger; nothing here knows how the ledger stores its records.
  *
  * @example
@@ -14,13 +14,16 @@ import { describe, test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import {
+  ApiKeyExpired,
   ExternalCreditConflict,
   IdempotencyConflict,
   InsufficientCredits,
+  KeyBudgetExhausted,
   LedgerTotalTooLarge,
   ReservationClosed,
 } from '../../../gateway/errors.js';
 import type { ExternalCredit, Ledger } from '../../../gateway/ledger/ledger.js';
+import { DAY_MS, NO_KEY_LIMITS, type KeyLimits } from '../../../gateway/ledger/key-budgets.js';
 
 export interface LedgerUnderTest {
   ledger: Ledger;
@@ -460,6 +463,134 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       for (const other of others) {
         assert.deepEqual(await ledger.balance(other), { address: other, credits: 1, total_deposited: 3, total_spent: 2 });
       }
+    });
+
+    /** A fresh key id with `limits` stored for the test's wallet. */
+    async function keyWith(limits: Partial<KeyLimits>): Promise<string> {
+      const keyId = `key_${randomBytes(9).toString('base64url')}`;
+      await ledger.setKeyLimits({ keyId, wallet, limits: { ...NO_KEY_LIMITS, ...limits } });
+      return keyId;
+    }
+
+    test('200 concurrent reserves of 1 on a key capped at 50, wallet 1,000: exactly 50 succeed, the rest KeyBudgetExhausted', async () => {
+      await ledger.grant(wallet, 1_000);
+      const key = await keyWith({ maxCredits: 50 });
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 200 }, async () => {
+          const hold = await ledger.reserve(wallet, 1, key);
+          return ledger.settle(hold, 1);
+        }),
+      );
+      assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 50);
+      for (const o of outcomes) {
+        if (o.status === 'rejected') assert.ok(o.reason instanceof KeyBudgetExhausted, String(o.reason));
+      }
+      assert.deepEqual(await ledger.balance(wallet), { address: wallet, credits: 950, total_deposited: 1_000, total_spent: 50 });
+      const usage = (await ledger.keyUsage([key])).get(key);
+      assert.equal(usage?.spent, 50);
+      assert.equal(usage?.spentToday, 50);
+    });
+
+    test('200 concurrent charges of 1 on a key capped at 50: exactly 50 succeed and the last answers keyRemaining 0', async () => {
+      await ledger.grant(wallet, 1_000);
+      const key = await keyWith({ maxCredits: 50 });
+      const outcomes = await Promise.allSettled(Array.from({ length: 200 }, () => ledger.charge(wallet, 1, key)));
+      const ok = outcomes.filter((o) => o.status === 'fulfilled');
+      assert.equal(ok.length, 50);
+      assert.equal(Math.min(...ok.map((o) => o.value.keyRemaining ?? -1)), 0);
+      const refused = outcomes.find((o) => o.status === 'rejected');
+      assert.ok(refused?.reason instanceof KeyBudgetExhausted && refused.reason.remaining === 0);
+      assert.equal((await ledger.balance(wallet)).credits, 950);
+    });
+
+    test("a key's holds count against its budget until settled or released; a refused key takes nothing from the wallet", async () => {
+      await ledger.grant(wallet, 100);
+      const key = await keyWith({ maxCredits: 10 });
+      const first = await ledger.reserve(wallet, 6, key);
+      await assert.rejects(ledger.reserve(wallet, 5, key), KeyBudgetExhausted);
+      await assert.rejects(ledger.extend(first, 5), KeyBudgetExhausted);
+      assert.equal((await ledger.balance(wallet)).credits, 94);
+      await ledger.release(first);
+      const second = await ledger.reserve(wallet, 10, key);
+      assert.deepEqual(await ledger.settle(second, 4), { charged: 4, remaining: 96, keyRemaining: 6 });
+      // Another key of the same wallet is not limited by this one.
+      const other = await keyWith({ maxCredits: 100 });
+      assert.equal((await ledger.charge(wallet, 20, other)).keyRemaining, 80);
+    });
+
+    test('a key with no limits row is not limited; a hold TTL gives the key its budget back', async () => {
+      await ledger.grant(wallet, 100);
+      assert.equal((await ledger.charge(wallet, 60, 'key_unlimited_' + randomBytes(4).toString('hex'))).keyRemaining, Infinity);
+      const key = await keyWith({ maxCredits: 5 });
+      await ledger.reserve(wallet, 5, key);
+      await assert.rejects(ledger.charge(wallet, 1, key), KeyBudgetExhausted);
+      clock += TTL_MS + 1;
+      assert.equal((await ledger.charge(wallet, 5, key)).keyRemaining, 0);
+    });
+
+    test('a settle never takes a key past its cap, even when the cap was lowered under an open hold', async () => {
+      await ledger.grant(wallet, 100);
+      const key = await keyWith({ maxCredits: 10 });
+      const hold = await ledger.reserve(wallet, 10, key);
+      await ledger.setKeyLimits({ keyId: key, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 4 } });
+      const settled = await ledger.settle(hold, 10);
+      assert.equal(settled.charged, 4);
+      assert.equal(settled.remaining, 96);
+      assert.equal((await ledger.keyUsage([key])).get(key)?.spent, 4);
+    });
+
+    test('the daily cap counts the UTC day of each charge and starts again at midnight UTC (injected clock)', async () => {
+      clock = 3 * DAY_MS + DAY_MS - 1_000; // one second before a UTC midnight
+      await ledger.grant(wallet, 100);
+      const key = await keyWith({ maxCreditsPerDay: 5, maxCredits: 12 });
+      await ledger.charge(wallet, 5, key);
+      await assert.rejects(ledger.charge(wallet, 1, key), KeyBudgetExhausted);
+      const hold = await ledger.reserve(wallet, 0 + 1, key).catch((err: unknown) => err);
+      assert.ok(hold instanceof KeyBudgetExhausted);
+      clock += 1_000; // midnight: a new day
+      assert.equal((await ledger.keyUsage([key])).get(key)?.spentToday, 0);
+      assert.equal((await ledger.charge(wallet, 5, key)).keyRemaining, 0);
+      clock += DAY_MS;
+      // The lifetime cap (12) leaves 2 on the third day.
+      await assert.rejects(ledger.charge(wallet, 3, key), KeyBudgetExhausted);
+      const third = await ledger.charge(wallet, 2, key);
+      assert.equal(third.keyRemaining, 0);
+      const usage = (await ledger.keyUsage([key])).get(key);
+      assert.deepEqual([usage?.spent, usage?.spentToday], [12, 2]);
+      assert.equal((await ledger.balance(wallet)).credits, 88);
+    });
+
+    test('a hold taken before midnight and settled after counts on the day of the settle', async () => {
+      clock = 10 * DAY_MS - 1_000;
+      await ledger.grant(wallet, 100);
+      const key = await keyWith({ maxCreditsPerDay: 5 });
+      const hold = await ledger.reserve(wallet, 5, key);
+      clock += 2_000;
+      assert.equal((await ledger.settle(hold, 3)).charged, 3);
+      const usage = (await ledger.keyUsage([key])).get(key);
+      assert.equal(usage?.spentToday, 3);
+    });
+
+    test('an expired key is refused new holds and charges (ApiKeyExpired); a hold taken before settles', async () => {
+      await ledger.grant(wallet, 100);
+      const key = await keyWith({ expiresAt: clock + 1_000 });
+      const hold = await ledger.reserve(wallet, 5, key);
+      clock += 1_000;
+      await assert.rejects(ledger.reserve(wallet, 1, key), ApiKeyExpired);
+      await assert.rejects(ledger.charge(wallet, 1, key), ApiKeyExpired);
+      assert.equal((await ledger.settle(hold, 5)).charged, 5);
+      assert.equal((await ledger.balance(wallet)).credits, 95);
+    });
+
+    test('setKeyLimits keeps the spend counters; keyUsage answers only keys with limits', async () => {
+      await ledger.grant(wallet, 100);
+      const key = await keyWith({ maxCredits: 10, tools: ['calculator', 'search:*'], models: ['m1'] });
+      await ledger.charge(wallet, 7, key);
+      await ledger.setKeyLimits({ keyId: key, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 20 } });
+      const usage = await ledger.keyUsage([key, 'key_none']);
+      assert.deepEqual([...usage.keys()], [key]);
+      assert.deepEqual(usage.get(key), { keyId: key, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 20 }, spent: 7, spentToday: 7 });
+      assert.equal((await ledger.charge(wallet, 13, key)).keyRemaining, 0);
     });
   });
 }

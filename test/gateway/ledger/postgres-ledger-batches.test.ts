@@ -19,8 +19,8 @@ function scriptedSql(outcomes: Array<Error | LedgerStepResult[]>): { sql: Sql; c
 }
 
 const sqlError = (code: string) => Object.assign(new Error(`sqlstate ${code}`), { code });
-const ok: LedgerStepResult = { ok: true, charged: 0, credits: 5 };
-const step = { kind: 'reserve' as const, wallet: '0xabc', id: 'res_1', amount: 1 };
+const ok: LedgerStepResult = { ok: true, charged: 0, credits: 5, refusal: null, key_remaining: null };
+const step = { kind: 'reserve' as const, wallet: '0xabc', id: 'res_1', amount: 1, key: '' };
 const options = { reservationTtlMs: 60_000, now: () => 1 };
 
 test('a batch aborted as a deadlock victim is sent again and its steps answered', async () => {

@@ -70,7 +70,7 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
     assert.equal(
       await commitWaits(
         (tx) =>
-          tx`select * from ledger_batch(${reserveArgs[0]}::text[], ${reserveArgs[1]}::text[], ${reserveArgs[2]}::text[], ${reserveArgs[3]}::bigint[], ${now}::bigint, ${now + 60_000}::bigint)`,
+          tx`select * from ledger_batch(${reserveArgs[0]}::text[], ${reserveArgs[1]}::text[], ${reserveArgs[2]}::text[], ${reserveArgs[3]}::bigint[], ${['']}::text[], ${now}::bigint, ${now + 60_000}::bigint)`,
       ),
       'off',
     );
@@ -83,14 +83,14 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
     assert.equal(
       await commitWaits(
         (tx) =>
-          tx`select * from ledger_batch(${['settle']}::text[], ${[owner]}::text[], ${[hold.id]}::text[], ${['1']}::bigint[], ${now}::bigint, ${now + 60_000}::bigint)`,
+          tx`select * from ledger_batch(${['settle']}::text[], ${[owner]}::text[], ${[hold.id]}::text[], ${['1']}::bigint[], ${['']}::text[], ${now}::bigint, ${now + 60_000}::bigint)`,
       ),
       'on',
     );
     assert.equal(
       await commitWaits(
         (tx) =>
-          tx`select * from ledger_batch(${['reserve', 'charge']}::text[], ${[owner, owner]}::text[], ${['res_probe2', '']}::text[], ${['1', '1']}::bigint[], ${now}::bigint, ${now + 60_000}::bigint)`,
+          tx`select * from ledger_batch(${['reserve', 'charge']}::text[], ${[owner, owner]}::text[], ${['res_probe2', '']}::text[], ${['1', '1']}::bigint[], ${['', '']}::text[], ${now}::bigint, ${now + 60_000}::bigint)`,
       ),
       'on',
     );

@@ -73,7 +73,12 @@ test('the shipped config passes each server every variable README documents for 
     ...runnableEnv(),
     GATEWAY_ONLY_SECRET: 'never-forwarded',
     UPSTREAM_API_KEY: 'upstream-secret',
+    TRACE_WALLET_HMAC_SECRET: 'the-gateway-only-tracing-secret',
     LOG_LEVEL: 'trace', // a real level: the gateway's own config checks it too
+    // Tracing's standard variables reach every server by prefix (docs/configuration.md#tracing).
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.example:4318',
+    OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=fixture',
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false',
   };
   for (const variables of documented.values()) for (const variable of variables) env[variable] = `fixture-${variable}`;
   const config = shippedConfig(env);
@@ -85,6 +90,14 @@ test('the shipped config passes each server every variable README documents for 
       assert.equal(resolved.env[variable], `fixture-${variable}`, `${variable} must reach the ${family} server`);
     }
     assert.equal(resolved.env.LOG_LEVEL, 'trace', `LOG_LEVEL must reach the ${family} server`);
+    for (const name of [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT',
+    ]) {
+      assert.equal(resolved.env[name], env[name], `${name} must reach the ${family} server`);
+    }
+    assert.equal(resolved.env.TRACE_WALLET_HMAC_SECRET, undefined);
     assert.equal(resolved.env.GATEWAY_ONLY_SECRET, undefined);
     assert.equal(resolved.env.UPSTREAM_API_KEY, undefined);
     assert.equal(resolved.env.PATH, process.env.PATH);
@@ -182,4 +195,13 @@ test('the built gateway exits 1 naming both servers when two offer one tool name
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+});
+
+test('with tracing on, the host names each shipped server <gateway>-<server> for its spans', () => {
+  const config = shippedConfig({});
+  const { logger } = capturingLogger();
+  const host = createToolHost({ servers: config.mcpServers, env: runnableEnv(), logger, tracedAs: 'switchyard-eu' });
+  for (const family of FAMILIES) assert.equal(host.server(family)?.spawnEnv?.OTEL_SERVICE_NAME, `switchyard-eu-${family}`);
+  const untraced = createToolHost({ servers: config.mcpServers, env: runnableEnv(), logger });
+  for (const family of FAMILIES) assert.equal(untraced.server(family)?.spawnEnv?.OTEL_SERVICE_NAME, undefined);
 });

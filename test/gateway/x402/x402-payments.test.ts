@@ -20,6 +20,7 @@ import { startTestFacilitator, type TestFacilitator } from '../../fixtures/x402/
 import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, startChatGateway } from '../chat/chat-harness.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
+import { NO_KEY_LIMITS, type KeyLimits } from '../../../gateway/ledger/key-budgets.js';
 
 const NETWORK = 'eip155:31337';
 const UNITS_PER_CREDIT = 10_000n; // 0.01 TUSD (6 decimals) per credit
@@ -616,6 +617,38 @@ test('a pending payment whose nonce the payer spent on another transfer is never
   assert.equal(again.status, 402);
   assert.equal(errorOf(again).code, 'payment_invalid');
   assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0);
+});
+
+test('a key over its budget or outside its models is refused before its payment is verified or settled, with no offer', async () => {
+  const payer = await fundedPayer();
+  const header = await signedPaymentHeader(payer);
+  const limitedKey = async (limits: Partial<KeyLimits>) =>
+    (
+      await gateway.apiKeys.create({
+        address: payer.wallet,
+        name: 'agent',
+        verified: true,
+        prepare: (record) =>
+          gateway.ledger.setKeyLimits({ keyId: record.id, wallet: payer.wallet, limits: { ...NO_KEY_LIMITS, ...limits } }),
+      })
+    ).key;
+  const callsBefore = facilitator.calls.length;
+  const refusals: Array<[Partial<KeyLimits>, string]> = [
+    [{ maxCredits: 0 }, 'key_budget_exhausted'],
+    [{ models: ['svc-8b-operator'] }, 'model_not_allowed'],
+  ];
+  for (const [limits, code] of refusals) {
+    const paid = await sendPaid({ ...payer, key: await limitedKey(limits) }, header);
+    assert.equal(errorOf(paid).code, code);
+    assert.equal(paid.headers.get('payment-required'), null, 'no x402 offer');
+    assert.equal(paid.headers.get('payment-response'), null);
+  }
+  assert.equal(facilitator.calls.length, callsBefore, 'the facilitator was never asked');
+  assert.equal((await gateway.ledger.balance(payer.wallet)).total_deposited, 0, 'nothing credited');
+  assert.equal(upstream.requests.length, 0, 'nothing served');
+  // The payment was not spent: the wallet's own unlimited key pays with it.
+  const paid = await sendPaid(payer, header);
+  assert.equal(paid.status, 200, JSON.stringify(paid.body));
 });
 
 test('/metrics counts the payments above by outcome', async () => {
