@@ -41,6 +41,7 @@ import {
   upstreamAborted,
   upstreamInvalidOutput,
   upstreamStreamCutOff,
+  upstreamSettingsOf,
   upstreamUnavailable,
 } from './upstream-errors.js';
 import type { UpstreamChatParams } from './upstream-client.js';
@@ -262,7 +263,7 @@ export class ChatOrchestrator {
     // Fail fast, before any work: no deployment of the model can take a call.
     if (fleet.isDown()) {
       const reason = fleet.several ? 'every deployment is down or cooling down' : 'its health probe failed';
-      throw upstreamUnavailable(plan.model.id, reason, fleet.retryAfterSeconds());
+      throw upstreamUnavailable(plan.model.id, reason, fleet.retryAfterSeconds(), upstreamSettingsOf(plan.model));
     }
     const { deadlineMs, maxRounds } = this.deps.config.chat;
     assertNoNameConflict(plan.clientTools, this.offerFor(plan.toolScope).functionsFor(this.toolsFor(plan.toolScope)));
@@ -493,8 +494,10 @@ export class ChatOrchestrator {
     try {
       for (let attempt = 1; ; attempt++) {
         // Every deployment went unhealthy since the chat began (a cooldown, a probe).
-        if (!deployment)
-          throw upstreamUnavailable(chat.plan.model.id, 'every deployment is down or cooling down', fleet.retryAfterSeconds());
+        if (!deployment) {
+          const reason = 'every deployment is down or cooling down';
+          throw upstreamUnavailable(chat.plan.model.id, reason, fleet.retryAfterSeconds(), upstreamSettingsOf(chat.plan.model));
+        }
         const shown = chat.answer.text.length;
         if (span.recording) span.set(deploymentAttributes(deployment));
         try {

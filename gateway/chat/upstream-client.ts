@@ -95,6 +95,8 @@ export interface StreamChatOptions {
 export interface UpstreamClientOptions {
   /** Named in errors (never the deployment or its URL). */
   modelId: string;
+  /** Where the model's upstream is set (upstreamSettingsOf), named when it cannot be reached. */
+  upstreamSettings?: string;
   deployment: DeploymentConfig;
   apiKey?: string;
   dispatcher: Dispatcher;
@@ -292,7 +294,7 @@ export class UpstreamClient {
       });
     } catch (err) {
       if (abort.aborted) throw fail(err, 'request');
-      throw upstreamConnectionError(this.modelId, codeOf(err), this.timeoutMs);
+      throw upstreamConnectionError(this.modelId, codeOf(err), this.timeoutMs, this.options.upstreamSettings);
     }
     this.options.onResponded?.();
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
