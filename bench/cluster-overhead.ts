@@ -23,6 +23,7 @@ import { Agent, request } from 'undici';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
+import { reportTargets } from './targets.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 const WALLET = '0x52908400098527886e0f7030069857d2e4169ee7';
@@ -274,6 +275,10 @@ async function main(): Promise<void> {
     const bound = 2 * commitMs + 0.3;
     console.log(`cluster: added p50 @1 ${k1.toFixed(3)} ms (target ≤ 2 × ${commitMs.toFixed(3)} + 0.3 = ${bound.toFixed(3)} ms)`);
     console.log(`\ntotal ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    reportTargets('targets', [
+      [`cluster: throughput @50 ${k50.toFixed(2)} × free ≥ 0.3 ×`, k50 >= 0.3],
+      [`cluster: added p50 @1 ${k1.toFixed(3)} ms ≤ ${bound.toFixed(3)} ms (2 commits + 0.3)`, k1 <= bound],
+    ]);
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));

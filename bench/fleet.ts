@@ -45,6 +45,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
+import { reportTargets, type TargetCheck } from './targets.js';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
 
@@ -574,7 +575,6 @@ const mean = (values: number[]) => values.reduce((s, v) => s + v, 0) / values.le
 async function main(): Promise<void> {
   const runsAt = process.argv.indexOf('--runs');
   const runs = runsAt === -1 ? 3 : Number(process.argv[runsAt + 1]);
-  const reportOnly = process.argv.includes('--report-only');
   if (!process.argv.includes('--no-build')) {
     const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT, stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build failed: the bench runs the compiled gateway in dist/');
@@ -662,7 +662,7 @@ async function main(): Promise<void> {
 
   const sy = figures.switchyard;
   const sk = killed.switchyard!.failed;
-  const checks: Array<[string, boolean]> = [
+  const checks: TargetCheck[] = [
     [
       `prefill ${(sy.prefilled / base.prefilled).toFixed(2)}× least-busy ≤ ${TARGETS.prefill}×`,
       sy.prefilled <= TARGETS.prefill * base.prefilled,
@@ -673,12 +673,9 @@ async function main(): Promise<void> {
     [`replica killed: ${sk.streamedBeforeContent} failed streamed chats that had shown nothing = 0`, sk.streamedBeforeContent === 0],
     [`routing decision ${cost.perCall.toFixed(2)} µs a call ≤ ${TARGETS.decisionUs} µs`, cost.perCall <= TARGETS.decisionUs],
   ];
-  console.log('\ntargets (issue 38):');
-  for (const [what, met] of checks) console.log(`  ${met ? 'met   ' : 'MISSED'}  ${what}`);
-  const missed = checks.filter(([, met]) => !met).length;
   for (const child of children) child.kill('SIGTERM');
   await gatewayAgent.close();
-  process.exitCode = missed && !reportOnly ? 1 : 0;
+  reportTargets('targets (issue 38)', checks);
 }
 
 const roleAt = process.argv.indexOf('--role');

@@ -60,8 +60,8 @@ const upstreamSchema = z
       docDefault: 'per model in the file',
     }),
     model: z.string().min(1).meta({
-      description: 'Model name sent upstream',
-      docEnv: '`<ALIAS>_UPSTREAM_MODEL`',
+      description: 'Model name sent upstream; `UPSTREAM_MODEL` names one model for every model (both at one small local model)',
+      docEnv: '`<ALIAS>_UPSTREAM_MODEL`, then `UPSTREAM_MODEL`',
       docDefault: 'per model in the file',
     }),
     apiKeyEnv: z.string().min(1).optional().meta({
@@ -712,7 +712,8 @@ function applyDepositEnv(raw: Record<string, unknown>, env: Env): void {
 }
 
 /**
- * Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file. They
+ * Per-model upstream overrides: `<ALIAS>_UPSTREAM_*` beats `UPSTREAM_*` beats the file (so
+ * `UPSTREAM_BASE_URL` and `UPSTREAM_MODEL` point every model at one server and model). They
  * describe one server, so a model with a list of deployments refuses them rather than have one
  * variable silently rewrite a fleet.
  */
@@ -726,9 +727,14 @@ function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
       throw new ConfigError(`config: ${named}: set either "upstream" (one server) or "upstreams" (a list), not both`);
     }
     if (model.upstreams !== undefined) {
-      const set = [`${prefix}BASE_URL`, `${prefix}MODEL`, `${prefix}API_KEY`, 'UPSTREAM_BASE_URL', 'UPSTREAM_API_KEY'].filter(
-        (name) => nonEmpty(env[name]) !== undefined,
-      );
+      const set = [
+        `${prefix}BASE_URL`,
+        `${prefix}MODEL`,
+        `${prefix}API_KEY`,
+        'UPSTREAM_BASE_URL',
+        'UPSTREAM_MODEL',
+        'UPSTREAM_API_KEY',
+      ].filter((name) => nonEmpty(env[name]) !== undefined);
       if (set.length) {
         throw new ConfigError(
           `config: ${named} has a list of upstreams: ${set.join(', ')} would rewrite it; set each deployment in the file instead`,
@@ -737,7 +743,7 @@ function applyUpstreamEnv(raw: Record<string, unknown>, env: Env): void {
       return;
     }
     const baseUrl = nonEmpty(env[`${prefix}BASE_URL`]) ?? nonEmpty(env.UPSTREAM_BASE_URL);
-    const name = nonEmpty(env[`${prefix}MODEL`]);
+    const name = nonEmpty(env[`${prefix}MODEL`]) ?? nonEmpty(env.UPSTREAM_MODEL);
     // The key itself stays in the environment; config only records which variable holds it.
     const apiKeyEnv = nonEmpty(env[`${prefix}API_KEY`])
       ? `${prefix}API_KEY`
@@ -775,9 +781,13 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
+/** A schema issue as `config: <field>: <problem>`, naming the variable too when one set that field. */
+function describeIssue(issue: z.core.$ZodIssue, env: Env): string {
   const path = issue.path.length ? issue.path.map(String).join('.') : '(root)';
-  return `config: ${path}: ${issue.message}`;
+  const fromEnv = ENV_OVERRIDES.find(
+    (override) => override.path.join('.') === issue.path.join('.') && nonEmpty(env[override.name]) !== undefined,
+  );
+  return `config: ${path}${fromEnv ? ` (set by ${fromEnv.name})` : ''}: ${issue.message}`;
 }
 
 /**
@@ -796,7 +806,7 @@ export function parseConfig(json: unknown, env: Env): Config {
   applyUpstreamEnv(raw, env);
   applyDepositEnv(raw, env);
   const parsed = configSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigError(parsed.error.issues.map(describeIssue).join('\n'));
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => describeIssue(issue, env)).join('\n'));
   checkReservationOutlivesWork(parsed.data);
   const config = { ...parsed.data, models: withDeployments(parsed.data.models) };
 

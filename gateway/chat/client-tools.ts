@@ -77,6 +77,7 @@ export function toolsEnabled(tools: ClientTools): boolean {
 
 /** A function of the client's whose name is also a gateway tool → 400 `tool_name_conflict`. */
 export function assertNoNameConflict(tools: ClientTools, gatewayTools: FunctionTool[]): void {
+  if (tools.names.size === 0) return; // the usual request: no functions of the client's own
   for (const tool of gatewayTools) {
     if (tools.names.has(tool.function.name)) {
       throw new InvalidRequest(

@@ -41,6 +41,7 @@ import {
   upstreamAborted,
   upstreamInvalidOutput,
   upstreamStreamCutOff,
+  upstreamSettingsOf,
   upstreamUnavailable,
 } from './upstream-errors.js';
 import type { UpstreamChatParams } from './upstream-client.js';
@@ -264,7 +265,7 @@ export class ChatOrchestrator {
     // Fail fast, before any work: no deployment of the model can take a call.
     if (fleet.isDown()) {
       const reason = fleet.several ? 'every deployment is down or cooling down' : 'its health probe failed';
-      throw upstreamUnavailable(plan.model.id, reason, fleet.retryAfterSeconds());
+      throw upstreamUnavailable(plan.model.id, reason, fleet.retryAfterSeconds(), upstreamSettingsOf(plan.model));
     }
     const { deadlineMs, maxRounds } = this.deps.config.chat;
     assertNoNameConflict(plan.clientTools, this.offerFor(plan.toolScope).functionsFor(this.toolsFor(plan.toolScope)));
@@ -498,8 +499,10 @@ export class ChatOrchestrator {
     try {
       for (let attempt = 1; ; attempt++) {
         // Every deployment went unhealthy since the chat began (a cooldown, a probe).
-        if (!deployment)
-          throw upstreamUnavailable(chat.plan.model.id, 'every deployment is down or cooling down', fleet.retryAfterSeconds());
+        if (!deployment) {
+          const reason = 'every deployment is down or cooling down';
+          throw upstreamUnavailable(chat.plan.model.id, reason, fleet.retryAfterSeconds(), upstreamSettingsOf(chat.plan.model));
+        }
         const shown = chat.answer.text.length;
         if (span.recording) span.set(deploymentAttributes(deployment));
         try {
@@ -533,7 +536,7 @@ export class ChatOrchestrator {
   }
 
   /**
-   * One streamed attempt on `deployment`, on its own branch of the chat's abort (its timeouts end
+   * One attempt on `deployment` (streamed, or one JSON answer when nothing reaches a client before the chat ends), on its own branch of the chat's abort (its timeouts end
    * the attempt, not the chat). A live answer gets its visible text as it arrives (once `admitted`,
    * when given, resolved); one that reaches nobody before the chat ends gets it once the call
    * succeeded, so an abandoned attempt leaves nothing behind; under a JSON format nothing is given
@@ -574,10 +577,14 @@ export class ChatOrchestrator {
         },
         {
           abort: branch.abort,
-          // Only while another deployment could take the call: a last chance waits out `timeoutMs`.
+          // Only while another deployment could take the call: a last chance waits out `timeoutMs`
+          // (and so does a JSON call, which shows nothing before it ends).
           firstTokenTimeoutMs: call.canFailOver ? fleet.routing.firstTokenTimeoutMs : undefined,
           admitted,
+          // Nobody sees this call's text before it ends: one JSON answer, not a stream of events.
+          json: !live,
           onData: (data) => assembler.push(data),
+          onCompletion: (body) => assembler.pushCompletion(body),
           onDone: () => (sawDone = true),
           drained: sink.drained,
           traceHeaders: span.headers(),

@@ -13,7 +13,7 @@
  *   const round = assembler.finish() // { text: 'Hi', toolCalls: [], usage: undefined, ... }
  */
 import { ThinkFilter } from './think-filter.js';
-import { upstreamBadGateway, upstreamStreamError } from './upstream-errors.js';
+import { upstreamBadGateway, upstreamNotACompletion, upstreamStreamError } from './upstream-errors.js';
 import type { UpstreamToolCall } from './chat-types.js';
 
 export interface StreamAssemblerOptions {
@@ -92,7 +92,28 @@ export class StreamAssembler {
     } catch {
       return;
     }
-    if (!isObject(chunk)) return;
+    if (isObject(chunk)) this.take(chunk, data);
+  }
+
+  /**
+   * Feed a whole JSON `chat.completion` (`choices[].message`, `usage`). Unlike a stream's odd
+   * event, a body that is no completion is the answer itself gone wrong: 502 `upstream_error`,
+   * which another deployment may answer instead.
+   */
+  pushCompletion(body: string): void {
+    let completion: unknown;
+    try {
+      completion = JSON.parse(body);
+    } catch {
+      completion = undefined;
+    }
+    if (!isObject(completion) || (!Array.isArray(completion.choices) && (completion.error === undefined || completion.error === null))) {
+      throw upstreamNotACompletion(this.modelId);
+    }
+    this.take(completion, body);
+  }
+
+  private take(chunk: Json, data: string): void {
     if (chunk.error !== undefined && chunk.error !== null) {
       throw upstreamStreamError(this.modelId, data);
     }

@@ -1,7 +1,10 @@
 /**
  * Client for one deployment of a model: an OpenAI-compatible inference server (vLLM, SGLang,
- * llama.cpp server, Ollama). Every chat call streams (with `include_usage`), through undici's
- * `request` on a shared keep-alive Agent: Node 20's `fetch` costs several times the CPU per call.
+ * llama.cpp server, Ollama). A chat call streams (with `include_usage`) when its text may reach a
+ * client as it arrives, and asks for one JSON completion (`stream: false`, no `stream_options`,
+ * which vLLM refuses without streaming) when nobody could see it early: parsing one body costs
+ * the gateway less than parsing an event per token. Calls go through undici's `request` on a
+ * shared keep-alive Agent: Node 20's `fetch` costs several times the CPU per call.
  * One `streamChat` is one attempt; whether and where to try again is the chat loop's to decide
  * (retry-policy.ts), from the UpstreamFailure each failure becomes (upstream-errors.ts).
  *
@@ -26,8 +29,9 @@ import type { UpstreamMessage, FunctionTool } from './chat-types.js';
 import type { ChatAbort } from './chat-abort.js';
 import type { ClientToolChoice } from './client-tools.js';
 import type { UpstreamResponseFormat } from './answer-format.js';
+import { UpstreamBody } from './upstream-body.js';
 
-/** The per-call part of an upstream request; `model`, `stream` and `stream_options` are added here. */
+/** The per-call part of an upstream request; `model`, `stream` and `stream_options` are added here (StreamChatOptions.json). */
 export interface UpstreamChatParams {
   messages: UpstreamMessage[];
   max_tokens: number;
@@ -46,6 +50,12 @@ export interface UpstreamChatParams {
 
 export interface StreamChatOptions {
   /**
+   * Ask for one JSON completion instead of a stream. Its whole body goes to `onData` once it has
+   * arrived, then `onDone`; `firstTokenTimeoutMs` does not apply (a server writes nothing of a
+   * JSON answer before it has generated all of it, so silence says nothing), `timeoutMs` does.
+   */
+  json?: boolean;
+  /**
    * This attempt's abort handle (a branch of the chat's: client disconnect, deadline): aborting
    * it cancels the call and its reason is rethrown as is. A call that runs past the deployment's
    * `timeoutMs`, or past `firstTokenTimeoutMs` without a token, aborts it with a 504.
@@ -55,7 +65,12 @@ export interface StreamChatOptions {
   firstTokenTimeoutMs?: number;
   /** Called with the `data` of each SSE event except `[DONE]`, in order; a throw fails the call. */
   onData(data: string): void;
-  /** Called at `data: [DONE]`: the stream ended as the protocol says, not cut off. */
+  /**
+   * Called once with a JSON answer's whole body (asked for, or sent by a server that ignores
+   * `stream: true`); `onData` when absent. A throw fails the call.
+   */
+  onCompletion?(body: string): void;
+  /** Called at `data: [DONE]`, or after a whole JSON body: the answer ended as the protocol says, not cut off. */
   onDone?(): void;
   /**
    * Backpressure from whoever receives the content: a promise while the client's connection is
@@ -80,6 +95,8 @@ export interface StreamChatOptions {
 export interface UpstreamClientOptions {
   /** Named in errors (never the deployment or its URL). */
   modelId: string;
+  /** Where the model's upstream is set (upstreamSettingsOf), named when it cannot be reached. */
+  upstreamSettings?: string;
   deployment: DeploymentConfig;
   apiKey?: string;
   dispatcher: Dispatcher;
@@ -102,11 +119,10 @@ export class UpstreamClient {
   private readonly chatPath: string;
   private readonly modelsUrl: string;
   private readonly headers: Record<string, string>;
+  private readonly jsonHeaders: Record<string, string>;
   private readonly timeoutMs: number;
-  private readonly modelJson: string;
   private readonly maxResponseBytes: number;
-  private lastTools?: FunctionTool[];
-  private lastToolsJson = '';
+  private readonly bodies: UpstreamBody;
 
   constructor(private readonly options: UpstreamClientOptions) {
     const { deployment } = options;
@@ -125,32 +141,10 @@ export class UpstreamClient {
       this.headers.authorization = `Basic ${basic}`;
     }
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
+    this.jsonHeaders = { ...this.headers, accept: 'application/json' };
     this.timeoutMs = deployment.timeoutMs;
-    this.modelJson = JSON.stringify(deployment.model);
+    this.bodies = new UpstreamBody(JSON.stringify(deployment.model));
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-  }
-
-  /**
-   * The request body. The tool list is the same for every call until a tool server changes, so its
-   * JSON is reused rather than rebuilt per call (it is most of the body's size).
-   */
-  private serialize(params: UpstreamChatParams): string {
-    const { tools, messages } = params;
-    let body = `{"model":${this.modelJson},"stream":true,"stream_options":{"include_usage":true},"messages":${JSON.stringify(messages)}`;
-    for (const key in params) {
-      if (key === 'messages' || key === 'tools' || key === 'parallel_tool_calls') continue;
-      const value = params[key as keyof UpstreamChatParams];
-      if (value !== undefined) body += `,"${key}":${JSON.stringify(value)}`;
-    }
-    if (tools && tools.length) {
-      if (tools !== this.lastTools) {
-        this.lastTools = tools;
-        this.lastToolsJson = JSON.stringify(tools);
-      }
-      // llama.cpp parses one call per reply unless asked (its default is false; OpenAI's, vLLM's true).
-      body += `,"tools":${this.lastToolsJson},"parallel_tool_calls":${params.parallel_tool_calls ?? true}`;
-    }
-    return `${body}}`;
   }
 
   /** Where the upstream lives, safe for logs: origin and path, no credentials, no query. */
@@ -160,12 +154,15 @@ export class UpstreamClient {
   }
 
   /**
-   * One streamed chat completion. Resolves when the stream ends; rejects with an UpstreamFailure
-   * (or another GatewayError), or with the abort's reason when the caller aborted.
+   * One chat completion, streamed or (`options.json`) whole. Resolves when the answer ended;
+   * rejects with an UpstreamFailure (or another GatewayError), or with the abort's reason when
+   * the caller aborted.
    */
   async streamChat(params: UpstreamChatParams, options: StreamChatOptions): Promise<void> {
-    const body = this.serialize(params);
-    const { abort, firstTokenTimeoutMs } = options;
+    const asked = options.json === true;
+    const body = this.bodies.serialize(params, { stream: !asked });
+    const { abort } = options;
+    const firstTokenTimeoutMs = asked ? undefined : options.firstTokenTimeoutMs;
     if (abort.aborted) throw abort.reason;
     const timedOut = () => abort.abort(upstreamTimeout(this.modelId, this.timeoutMs));
     const deadline = performance.now() + this.timeoutMs;
@@ -178,7 +175,7 @@ export class UpstreamClient {
       abort.aborted ? abort.reason : upstreamBrokeOff(this.modelId, `${during}: ${errorText(err)}`);
 
     try {
-      const response = await this.openStream(body, abort, fail, options.traceHeaders);
+      const response = await this.openStream(body, asked ? this.jsonHeaders : this.headers, abort, fail, options.traceHeaders);
       options.onAnswer?.();
       if (options.admitted) {
         // The ledger's wait is not the upstream's: the call's clocks stop while the hold is decided.
@@ -204,7 +201,7 @@ export class UpstreamClient {
       // Events rather than `for await`: one promise per stream instead of one per chunk.
       const decoder = new StringDecoder('utf8');
       const stream = response.body;
-      // A server that ignores `stream: true` answers with one JSON completion: hand it over whole.
+      // A JSON answer (asked for, or from a server that ignores `stream: true`) is handed over whole.
       const json = String(response.headers['content-type'] ?? '').startsWith('application/json');
       const maxBytes = this.maxResponseBytes;
       let whole = '';
@@ -260,7 +257,10 @@ export class UpstreamClient {
         stream.once('end', resolve);
         stream.once('error', (err) => reject(fail(err, 'the stream broke off')));
       });
-      if (json) options.onData(whole + decoder.end());
+      if (json) {
+        (options.onCompletion ?? options.onData)(whole + decoder.end());
+        options.onDone?.(); // the body is complete: undici fails a call whose body was cut short
+      }
       if (abort.aborted) throw abort.reason; // an abort that landed after the last byte
     } finally {
       clearTimeout(timer);
@@ -270,14 +270,15 @@ export class UpstreamClient {
 
   /** Send the request; resolve on a 2xx, reject with what any other answer (or none) means. */
   private async openStream(
-    body: string,
+    body: Buffer,
+    baseHeaders: Record<string, string>,
     abort: ChatAbort,
     fail: (err: unknown, during: string) => unknown,
     traceHeaders: Record<string, string> | undefined,
   ): Promise<Dispatcher.ResponseData> {
     let response: Dispatcher.ResponseData;
     // The shared headers object as it is unless the call is traced (vLLM continues the trace).
-    const headers = traceHeaders?.traceparent ? { ...this.headers, ...traceHeaders } : this.headers;
+    const headers = traceHeaders?.traceparent ? { ...baseHeaders, ...traceHeaders } : baseHeaders;
     try {
       // The dispatcher's own `request`: undici's top-level one parses the URL string each call.
       response = await this.options.dispatcher.request({
@@ -293,7 +294,7 @@ export class UpstreamClient {
       });
     } catch (err) {
       if (abort.aborted) throw fail(err, 'request');
-      throw upstreamConnectionError(this.modelId, codeOf(err), this.timeoutMs);
+      throw upstreamConnectionError(this.modelId, codeOf(err), this.timeoutMs, this.options.upstreamSettings);
     }
     this.options.onResponded?.();
     if (response.statusCode >= 200 && response.statusCode < 300) return response;

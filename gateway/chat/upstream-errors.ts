@@ -33,16 +33,35 @@ export class UpstreamFailure extends GatewayError {
   }
 }
 
-/** 503: the model's upstream is known to be down, refused the connection, or stayed busy. */
-export function upstreamUnavailable(modelId: string, reason: string, retryAfterSeconds = 5): GatewayError {
-  return new GatewayError(unavailable(modelId, reason, retryAfterSeconds));
+/**
+ * Where a model's upstream is set, for the message of a model that cannot be reached: the
+ * variables a newcomer changes (a model with one upstream), or the file (a fleet, which no
+ * variable rewrites).
+ *
+ * @example
+ *   upstreamSettingsOf({ alias: 'conductor', upstreams: [{ name: 'default' }] })
+ *   // "set by CONDUCTOR_UPSTREAM_BASE_URL and CONDUCTOR_UPSTREAM_MODEL, or UPSTREAM_BASE_URL and UPSTREAM_MODEL for every model"
+ */
+export function upstreamSettingsOf(model: { alias: string; upstreams: ReadonlyArray<{ name: string }> }): string {
+  if (model.upstreams.length > 1 || model.upstreams[0]?.name !== 'default') return 'set by its "upstreams" in the config file';
+  const prefix = `${model.alias.toUpperCase().replace(/-/g, '_')}_UPSTREAM_`;
+  return `set by ${prefix}BASE_URL and ${prefix}MODEL, or UPSTREAM_BASE_URL and UPSTREAM_MODEL for every model`;
 }
 
-function unavailable(modelId: string, reason: string, retryAfterSeconds = 5): GatewayErrorOptions {
+/**
+ * 503: the model's upstream is known to be down, refused the connection, or stayed busy.
+ * `settings` (upstreamSettingsOf) says where its address is set, when that is what to check.
+ */
+export function upstreamUnavailable(modelId: string, reason: string, retryAfterSeconds = 5, settings?: string): GatewayError {
+  return new GatewayError(unavailable(modelId, reason, retryAfterSeconds, settings));
+}
+
+function unavailable(modelId: string, reason: string, retryAfterSeconds = 5, settings?: string): GatewayErrorOptions {
+  const where = settings ? ` Its upstream is ${settings} (docs/troubleshooting.md).` : '';
   return {
     status: 503,
     code: 'upstream_unavailable',
-    message: `The upstream for model "${modelId}" is unavailable (${reason}).`,
+    message: `The upstream for model "${modelId}" is unavailable (${reason}).${where}`,
     headers: { 'Retry-After': String(retryAfterSeconds) },
   };
 }
@@ -119,9 +138,14 @@ function statusErrorOptions(modelId: string, status: number, bodyText: string): 
  * @example
  *   upstreamConnectionError('svc-32b-conductor', 'ECONNREFUSED', 120_000) // 503 "connection failed: ECONNREFUSED"
  */
-export function upstreamConnectionError(modelId: string, errorCode: string | undefined, timeoutMs: number): UpstreamFailure {
+export function upstreamConnectionError(
+  modelId: string,
+  errorCode: string | undefined,
+  timeoutMs: number,
+  settings?: string,
+): UpstreamFailure {
   if (errorCode === 'UND_ERR_HEADERS_TIMEOUT') return upstreamTimeout(modelId, timeoutMs);
-  return new UpstreamFailure(unavailable(modelId, errorCode ? `connection failed: ${errorCode}` : 'connection failed'), {
+  return new UpstreamFailure(unavailable(modelId, errorCode ? `connection failed: ${errorCode}` : 'connection failed', 5, settings), {
     kind: 'connect',
     errorCode,
   });
@@ -142,6 +166,11 @@ export function upstreamStreamError(modelId: string, body: string): UpstreamFail
  */
 export function upstreamStreamCutOff(modelId: string): UpstreamFailure {
   return upstreamBrokeOff(modelId, 'the stream ended before the answer was complete (no finish_reason, no [DONE])');
+}
+
+/** 502: a JSON answer (asked for with `stream: false`) that is no chat completion: not JSON, or without `choices`. */
+export function upstreamNotACompletion(modelId: string): UpstreamFailure {
+  return upstreamBrokeOff(modelId, 'its answer is not a chat completion');
 }
 
 /**

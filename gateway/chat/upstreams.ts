@@ -17,6 +17,7 @@ import type { Metrics } from '../metrics.js';
 import { DeploymentHealth } from './deployment-health.js';
 import { Deployment, Fleet } from './fleet.js';
 import { UpstreamClient } from './upstream-client.js';
+import { upstreamSettingsOf } from './upstream-errors.js';
 import { UpstreamHealth } from './upstream-health.js';
 
 export interface Upstreams {
@@ -40,6 +41,7 @@ export function createUpstreams(config: Config, env: Env, logger: Logger, metric
     const deployments: Deployment[] = model.upstreams.map((deployment) => {
       const client: UpstreamClient = new UpstreamClient({
         modelId: model.id,
+        upstreamSettings: upstreamSettingsOf(model),
         deployment,
         apiKey: deployment.apiKeyEnv ? env[deployment.apiKeyEnv] : undefined,
         dispatcher: agent,

@@ -225,8 +225,13 @@ export class ServerSupervisor {
     const transport = this.createTransport();
     this.traceSends(transport);
     const client = new Client({ name: 'switchyard-gateway', version: '0.1.0' }, { capabilities: {} });
-    client.onerror = (error) => this.deps.logger.debug({ server: this.name, err: error.message }, 'tool server transport error');
-    client.onclose = () => this.handleDisconnect(generation, this.exitFault(transport) ?? { kind: 'closed', message: 'connection closed' });
+    // The transport reports why it failed (a DNS failure, a refused connection) before it closes: keep it for /health.
+    let transportError: Error | undefined;
+    client.onerror = (error) => {
+      transportError = error;
+      this.deps.logger.debug({ server: this.name, err: describe(error) }, 'tool server transport error');
+    };
+    client.onclose = () => this.handleDisconnect(generation, this.exitFault(transport) ?? closeFault(transportError));
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (generation === this.generation && this.status === 'up') void this.refreshTools(generation);
     });
@@ -364,6 +369,16 @@ function isConnectionFailure(err: unknown): boolean {
   return err instanceof TypeError; // fetch's own failures
 }
 
+/** An error's message with its causes (fetch's "fetch failed" says why only in `cause`: getaddrinfo ENOTFOUND …). */
 function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? describe(err.cause) : undefined;
+  return cause && !err.message.includes(cause) ? `${err.message} (${cause})` : err.message;
+}
+
+/** Why a connection closed: an HTTP server that could not be reached says so, with the transport's reason. */
+function closeFault(transportError: Error | undefined): ServerFault {
+  if (transportError === undefined) return { kind: 'closed', message: 'connection closed' };
+  if (isConnectionFailure(transportError)) return { kind: 'unreachable', message: describe(transportError) };
+  return { kind: 'closed', message: `connection closed: ${describe(transportError)}` };
 }

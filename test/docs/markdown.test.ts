@@ -134,3 +134,13 @@ test('every code block in README.md and docs/ names its language and is closed',
     'line 9: a code block never closed',
   ]);
 });
+
+// Prettier skips Markdown, so nothing else would stop a merge's conflict markers from landing in a page.
+test('no page in README.md and docs/ holds a merge conflict marker', () => {
+  const marked = PAGES.flatMap((page) =>
+    readFileSync(page, 'utf8')
+      .split('\n')
+      .flatMap((line, i) => (/^(<{7}|={7}|>{7})( |$)/.test(line) ? [`${relative(ROOT, page)}:${i + 1}`] : [])),
+  );
+  assert.deepEqual(marked, []);
+});

@@ -100,6 +100,22 @@ test('upstream precedence: <ALIAS>_UPSTREAM_* beats UPSTREAM_* beats the file', 
   );
 });
 
+test('UPSTREAM_MODEL names the model for every model, so one variable points both at one small local model; <ALIAS>_UPSTREAM_MODEL still wins', () => {
+  const both = parseConfig(fileJson(), { UPSTREAM_MODEL: 'qwen3:0.6b' });
+  assert.deepEqual(
+    both.models.map((m) => [m.upstreams[0].baseUrl, m.upstreams[0].model]),
+    [
+      ['http://127.0.0.1:11434/v1', 'qwen3:0.6b'],
+      ['http://127.0.0.1:11434/v1', 'qwen3:0.6b'],
+    ],
+  );
+  const perAlias = parseConfig(fileJson(), { UPSTREAM_MODEL: 'qwen3:0.6b', CONDUCTOR_UPSTREAM_MODEL: 'qwen3:4b' });
+  assert.deepEqual(
+    perAlias.models.map((m) => m.upstreams[0].model),
+    ['qwen3:4b', 'qwen3:0.6b'],
+  );
+});
+
 test('kept chat rounds: 1 hour and 10 000 entries by default; KEPT_ROUNDS_TTL_MS overrides the file', () => {
   const defaults = parseConfig(fileJson(), {}).chat;
   assert.equal(defaults.keptRoundsTtlMs, 3_600_000);
@@ -129,15 +145,16 @@ const withOnchain = (entry: Record<string, unknown>) => ({ ...fileJson(), mcpSer
 test('bad values throw a ConfigError naming the field', () => {
   const cases: Array<[unknown, Record<string, string>, string]> = [
     [fileJson(), { PORT: 'abc' }, 'config: PORT must be a whole number, got "abc"'],
-    [fileJson(), { PORT: '70000' }, 'config: server.port: Too big: expected number to be <=65535'],
+    [fileJson(), { PORT: '70000' }, 'config: server.port (set by PORT): Too big: expected number to be <=65535'],
     [fileJson(), { FREE_MODE: 'maybe' }, 'config: FREE_MODE must be true or false, got "maybe"'],
     [fileJson(), { BODY_LIMIT_BYTES: '-1' }, 'config: BODY_LIMIT_BYTES must be a whole number, got "-1"'],
     [
       fileJson(),
       { LOG_LEVEL: 'loud' },
-      'config: logLevel: Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"',
+      'config: logLevel (set by LOG_LEVEL): Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent"',
     ],
-    [fileJson(), { ADMIN_TOKEN: 'short' }, 'config: adminToken: at least 16 characters'],
+    [fileJson(), { ADMIN_TOKEN: 'short' }, 'config: adminToken (set by ADMIN_TOKEN): at least 16 characters'],
+    [{ ...fileJson(), adminToken: 'short' }, {}, 'config: adminToken: at least 16 characters'],
     [{}, {}, 'config: models: Invalid input: expected array, received undefined'],
     [[], {}, 'config: the file must hold a JSON object'],
     [{ ...fileJson(), server: 'x' }, { PORT: '1' }, 'config: "server" must be an object'],
@@ -146,8 +163,8 @@ test('bad values throw a ConfigError naming the field', () => {
       {},
       'config: limits.perIp.points: Too small: expected number to be >0',
     ],
-    [fileJson(), { PUBLIC_URL: 'ftp://gw.example' }, 'config: server.publicUrl: must be an http:// or https:// URL'],
-    [fileJson(), { PUBLIC_URL: 'javascript:alert(1)' }, 'config: server.publicUrl: must be an http:// or https:// URL'],
+    [fileJson(), { PUBLIC_URL: 'ftp://gw.example' }, 'config: server.publicUrl (set by PUBLIC_URL): must be an http:// or https:// URL'],
+    [fileJson(), { PUBLIC_URL: 'javascript:alert(1)' }, 'config: server.publicUrl (set by PUBLIC_URL): must be an http:// or https:// URL'],
     [withOnchain({ envPassthrough: [''] }), {}, `config: mcpServers.onchain.envPassthrough.0: ${PREFIX_RULE}`],
     [withOnchain({ envPassthrough: ['RPC_URL_', 'rpc_'] }), {}, `config: mcpServers.onchain.envPassthrough.1: ${PREFIX_RULE}`],
     [withOnchain({ envPassthrough: ['1ST_'] }), {}, `config: mcpServers.onchain.envPassthrough.0: ${PREFIX_RULE}`],
@@ -252,12 +269,18 @@ test('cluster mode refuses REDIS_URL without DATABASE_URL, and URLs of the wrong
     () => parseConfig(fileJson(), { DATABASE_URL: 'mysql://root:hunter2@db/x' }),
     (err: unknown) =>
       err instanceof ConfigError &&
-      err.message === 'config: cluster.databaseUrl: must be a postgres:// or postgresql:// URL' &&
+      err.message === 'config: cluster.databaseUrl (set by DATABASE_URL): must be a postgres:// or postgresql:// URL' &&
       !err.message.includes('hunter2'),
   );
   const wrongRedis = { DATABASE_URL: 'postgres://x/y', REDIS_URL: 'http://cache' };
-  assert.throws(() => parseConfig(fileJson(), wrongRedis), /cluster\.redisUrl: must be a redis:\/\/ or rediss:\/\/ URL/);
-  assert.throws(() => parseConfig(fileJson(), { REDIS_PREFIX: 'has space' }), /cluster\.redisPrefix: letters, digits and : _ \. -/);
+  assert.throws(
+    () => parseConfig(fileJson(), wrongRedis),
+    /cluster\.redisUrl \(set by REDIS_URL\): must be a redis:\/\/ or rediss:\/\/ URL/,
+  );
+  assert.throws(
+    () => parseConfig(fileJson(), { REDIS_PREFIX: 'has space' }),
+    /cluster\.redisPrefix \(set by REDIS_PREFIX\): letters, digits and : _ \. -/,
+  );
 });
 
 test('stored responses: 24 h, 100 per wallet and 16 MiB by default; RESPONSES_* override the file', () => {
@@ -470,6 +493,7 @@ test('the *_UPSTREAM_* variables keep working for a model with one upstream, and
     'CONDUCTOR_UPSTREAM_MODEL',
     'CONDUCTOR_UPSTREAM_API_KEY',
     'UPSTREAM_BASE_URL',
+    'UPSTREAM_MODEL',
     'UPSTREAM_API_KEY',
   ]) {
     const value = name.endsWith('URL') ? 'http://127.0.0.1:8000/v1' : 'x';

@@ -92,7 +92,7 @@ async function statBuilt(publicDir: string, file: string): Promise<{ size: numbe
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     if (file.endsWith('.html')) {
       const message = 'The playground is not built: run npm run build.';
-      throw new GatewayError({ status: 503, code: 'playground_not_built', message, cause: err });
+      throw new GatewayError({ status: 503, type: 'server_error', code: 'playground_not_built', message, cause: err });
     }
     throw new NotFound(`No static file "${echoed(file)}".`, 'not_found', 'file');
   }

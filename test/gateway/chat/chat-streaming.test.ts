@@ -123,6 +123,11 @@ test('stream_options.include_usage adds a usage chunk with no choices, summed ov
   const last = chunks.at(-1)!;
   assert.deepEqual(last.choices, []);
   assert.deepEqual(last.usage, { prompt_tokens: 250, completion_tokens: 10, total_tokens: 260 });
+  // A streaming client's calls stream from the upstream, asking for its usage.
+  for (const { body } of upstream.requests) {
+    assert.equal(body.stream, true);
+    assert.deepEqual(body.stream_options, { include_usage: true });
+  }
 });
 
 test('deltas are relayed before the upstream has finished', async () => {

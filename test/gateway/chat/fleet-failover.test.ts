@@ -4,6 +4,7 @@
  * client goes to another replica (never the same one twice in a row) and only the attempt that
  * answered is charged; a stream that already showed content ends with its error; failures cool a
  * replica down until its probe answers; a 429 cools it for its Retry-After, which no probe cuts short.
+ * A collecting client's calls ask for JSON (issue 39), and fail over as streams do.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -103,6 +104,38 @@ test('a non-streamed chat fails over on every failure before its answer was comp
   assert.equal(third.status, 200, JSON.stringify(third.error));
   assert.equal(third.content, 'Il est 14 h 05 à Paris ☕ 🕑.');
   assert.deepEqual(servedBy(members, both), ['gpu-a', 'gpu-a', 'gpu-b']);
+});
+
+test('a JSON call (stream: false) fails over on every failure of its answer; the attempt that answered is charged', async () => {
+  const gateway = await gatewayFor({ failuresToCooldown: 1000 }, paid);
+  const cases: Array<[string, Fault]> = [
+    ['HTTP 503', { status: 503 }],
+    ['HTTP 500', { status: 500 }],
+    ['the connection closed without an answer', { drop: true }],
+    ['the body cut off half-way', { json: 'cut' }],
+    ['a body that is no chat completion', { json: 'garbage' }],
+    ["SGLang's graceful abort in a JSON answer", { play: 'sglang/abort.json' }],
+  ];
+  const openings = openingsFor(members, 'gpu-a', cases.length, 'json-failover');
+  const headers = await payer(gateway);
+  const before = { a: vllm.requests.length, b: sglang.requests.length };
+  for (const [i, [name, fault]] of cases.entries()) {
+    vllm.next(fault);
+    const answer = await chat(gateway, { ...ask(openings[i]), tool_choice: 'none' }, headers);
+    assert.equal(answer.status, 200, `${name}: ${JSON.stringify(answer.error)}`);
+    assert.equal(answer.content, SGLANG_ANSWER, name);
+    assert.deepEqual(servedBy(members, openings[i]), ['gpu-a', 'gpu-b'], name);
+    const { usage } = answer.body!;
+    assert.deepEqual({ prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens }, SGLANG_USAGE, name);
+    assert.equal(answer.headers!.get('x-credits-charged'), String(chatCost(SGLANG_USAGE)), name);
+  }
+  // Every attempt asked for JSON, and gpu-b answered with its non-streamed recording.
+  for (const { body } of [...vllm.requests.slice(before.a), ...sglang.requests.slice(before.b)]) {
+    assert.equal(body.stream, false);
+    assert.equal(body.stream_options, undefined);
+  }
+  assert.ok(sglang.requests.slice(before.b).every((r) => r.answer === 'sglang/answer.json'));
+  assert.equal(await metric(gateway, 'switchyard_upstream_failovers_total', 'gpu-a'), cases.length);
 });
 
 test('a request the upstream refused (4xx) is not failed over and counts against no replica', async () => {

@@ -281,7 +281,8 @@ test('every deployment down: 503 upstream_unavailable naming the model, Retry-Af
     assert.equal(answer.error!.code, 'upstream_unavailable');
     assert.equal(
       answer.error!.message,
-      'The upstream for model "svc-32b-conductor" is unavailable (every deployment is down or cooling down).',
+      'The upstream for model "svc-32b-conductor" is unavailable (every deployment is down or cooling down). ' +
+        'Its upstream is set by its "upstreams" in the config file (docs/troubleshooting.md).',
     );
     assert.equal(answer.headers!.get('retry-after'), '5');
     const health = (await (await fetch(`${gateway.url}/health`)).json()) as { status: string; models: Array<{ upstream: string }> };

@@ -174,3 +174,47 @@ test('StreamAssembler: a new id with a name at an index in use is another call; 
     ],
   );
 });
+
+test('StreamAssembler: a whole JSON completion (message, calls, usage); a body that is no completion is a 502 another deployment may answer', async () => {
+  const { UpstreamFailure } = await import('../../../gateway/chat/upstream-errors.js');
+  const seen: string[] = [];
+  const assembler = new StreamAssembler((t) => seen.push(t), { modelId: 'm' });
+  assembler.pushCompletion(
+    JSON.stringify({
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            reasoning_content: 'I need the time.',
+            tool_calls: [
+              { id: 'call_a1b2c3d4', type: 'function', function: { name: 'get_time', arguments: '{"timezone":"Europe/Paris"}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+    }),
+  );
+  const round = assembler.finish();
+  assert.deepEqual(seen, []);
+  assert.equal(round.finishReason, 'tool_calls');
+  assert.deepEqual(round.usage, { prompt_tokens: 12, completion_tokens: 5 });
+  assert.deepEqual(round.toolCalls, [
+    { id: 'call_a1b2c3d4', type: 'function', function: { name: 'get_time', arguments: '{"timezone":"Europe/Paris"}' } },
+  ]);
+  for (const body of ['<html>502 Bad Gateway</html>', '{"object":"list","data":[]}', '[]', '']) {
+    assert.throws(
+      () => new StreamAssembler(() => {}, { modelId: 'm' }).pushCompletion(body),
+      (err: unknown) => err instanceof UpstreamFailure && err.kind === 'broken' && /not a chat completion/.test(err.message),
+      body,
+    );
+  }
+  // An error body with status 200 is the upstream's error, with its message.
+  assert.throws(
+    () => new StreamAssembler(() => {}, { modelId: 'm' }).pushCompletion('{"error":{"message":"out of memory"}}'),
+    /out of memory/,
+  );
+});

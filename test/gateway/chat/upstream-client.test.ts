@@ -211,3 +211,49 @@ test('onDone is told of data: [DONE], which never reaches onData; tools go out w
   const sent = JSON.parse(body) as { parallel_tool_calls?: boolean; tools: unknown[] };
   assert.deepEqual([sent.parallel_tool_calls, sent.tools], [true, tools]);
 });
+
+test('a JSON call sends stream: false without stream_options, asks for JSON, and hands over the whole body once; no first-token timeout cuts it', async () => {
+  let body = '';
+  let accept: string | undefined;
+  const completion = {
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Il est 14 h 05 à Paris ☕.' }, finish_reason: 'stop' }],
+  };
+  const bytes = Buffer.from(JSON.stringify(completion));
+  const server = createServer((req, res) => {
+    accept = req.headers.accept;
+    req.on('data', (piece) => (body += String(piece)));
+    // Two network chunks, the cut inside "à": nothing arrives before the first; a 1 ms first-token timeout would fire.
+    const cut = bytes.indexOf(Buffer.from('à')) + 1;
+    req.on('end', () => void writeApart(res, [bytes.subarray(0, cut), bytes.subarray(cut)], 'application/json'));
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const config = parseConfig({ models: [{ id: 'm', alias: 'mm', upstream: { baseUrl, model: 'x', timeoutMs: 5000 } }] }, {});
+  const client = new UpstreamClient({ modelId: 'm', deployment: config.models[0].upstreams[0], dispatcher: agent });
+  const wholes: string[] = [];
+  let done = 0;
+  // A description with non-ASCII characters: the tool offer goes out as cached UTF-8 bytes.
+  const tools = [
+    { type: 'function' as const, function: { name: 'get_time', description: 'Time — anywhere…', parameters: { type: 'object' } } },
+  ];
+  await client.streamChat(
+    { messages: [{ role: 'user', content: 'Quelle heure est-il à Paris ?' }], max_tokens: 1, tools, tool_choice: 'auto' },
+    {
+      abort: new ChatAbort(),
+      json: true,
+      firstTokenTimeoutMs: 1,
+      onData: () => assert.fail('a JSON body is no SSE event'),
+      onCompletion: (whole) => wholes.push(whole),
+      onDone: () => done++,
+    },
+  );
+  assert.deepEqual(wholes, [JSON.stringify(completion)]);
+  assert.equal(done, 1);
+  assert.equal(accept, 'application/json');
+  const sent = JSON.parse(body) as Record<string, unknown>;
+  assert.equal(sent.stream, false);
+  assert.equal('stream_options' in sent, false);
+  assert.deepEqual(sent.tools, tools);
+  assert.deepEqual(sent.messages, [{ role: 'user', content: 'Quelle heure est-il à Paris ?' }]);
+});

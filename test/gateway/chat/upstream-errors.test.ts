@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { upstreamConnectionError, upstreamMessageFrom, upstreamStatusError } from '../../../gateway/chat/upstream-errors.js';
+import {
+  upstreamConnectionError,
+  upstreamMessageFrom,
+  upstreamSettingsOf,
+  upstreamStatusError,
+} from '../../../gateway/chat/upstream-errors.js';
 
 const MODEL = 'svc-test';
 
@@ -42,6 +47,20 @@ test('upstreamConnectionError: a headers timeout is 504, every other connection 
     assert.deepEqual([error.status, error.code], [wantStatus, wantCode], String(errorCode));
     assert.ok(error.message.includes(wantMessage), error.message);
   }
+});
+
+test("upstreamConnectionError names where the model's upstream is set: its variables, or the file for a fleet", () => {
+  const one = upstreamSettingsOf({ alias: 'my-model', upstreams: [{ name: 'default' }] });
+  assert.equal(
+    one,
+    'set by MY_MODEL_UPSTREAM_BASE_URL and MY_MODEL_UPSTREAM_MODEL, or UPSTREAM_BASE_URL and UPSTREAM_MODEL for every model',
+  );
+  assert.equal(
+    upstreamConnectionError(MODEL, 'ECONNREFUSED', 9000, one).message,
+    `The upstream for model "${MODEL}" is unavailable (connection failed: ECONNREFUSED). Its upstream is ${one} (docs/troubleshooting.md).`,
+  );
+  const fleet = upstreamSettingsOf({ alias: 'conductor', upstreams: [{ name: 'gpu-a' }, { name: 'gpu-b' }] });
+  assert.equal(fleet, 'set by its "upstreams" in the config file');
 });
 
 test('upstreamMessageFrom: the message of OpenAI, vLLM, Ollama and plain-text bodies, clipped at 500 characters', () => {

@@ -44,7 +44,11 @@ test('an upstream that is down: /health says degraded and a chat fails fast with
   assert.ok(performance.now() - started < 1000);
   assert.equal(res.status, 503);
   assert.equal(res.body.error.code, 'upstream_unavailable');
-  assert.equal(res.body.error.message, 'The upstream for model "svc-32b-conductor" is unavailable (its health probe failed).');
+  assert.equal(
+    res.body.error.message,
+    'The upstream for model "svc-32b-conductor" is unavailable (its health probe failed). Its upstream is set by ' +
+      'CONDUCTOR_UPSTREAM_BASE_URL and CONDUCTOR_UPSTREAM_MODEL, or UPSTREAM_BASE_URL and UPSTREAM_MODEL for every model (docs/troubleshooting.md).',
+  );
   assert.equal(res.headers.get('retry-after'), '5');
   assert.ok(!gateway.rawLogs().includes('hunter2'));
   assert.ok(!gateway.rawLogs().includes('sekrit'));
@@ -67,7 +71,11 @@ test('a primary that answers its probe but a secondary that does not: degraded (
   ]);
   const res = await postChat(gateway, { model: 'operator', messages: [{ role: 'user', content: 'hi' }] });
   assert.equal(res.status, 503);
-  assert.equal(res.body.error.message, 'The upstream for model "svc-8b-operator" is unavailable (its health probe failed).');
+  assert.equal(
+    res.body.error.message,
+    'The upstream for model "svc-8b-operator" is unavailable (its health probe failed). Its upstream is set by ' +
+      'OPERATOR_UPSTREAM_BASE_URL and OPERATOR_UPSTREAM_MODEL, or UPSTREAM_BASE_URL and UPSTREAM_MODEL for every model (docs/troubleshooting.md).',
+  );
 });
 
 test('upstream env precedence in parseConfig: <ALIAS>_UPSTREAM_* beats UPSTREAM_* beats the file', () => {

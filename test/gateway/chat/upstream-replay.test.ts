@@ -1,10 +1,12 @@
 /**
- * Issue 17: the whole chat loop through what real inference servers stream. Each scenario replays
+ * Issue 17: the whole chat loop through what real inference servers send. Each scenario replays
  * recorded responses (test/fixtures/upstreams/, every one naming its source) in front of the real
- * gateway with the built utility tool server, once collected (cut per event) and once streamed
- * (cut at awkward byte boundaries), and checks the tools that ran with their arguments, the
- * answer without reasoning, the usage summed or estimated, and the error a broken stream becomes.
- * The same scenarios run through `/v1/messages` too (issue 41): collected with the official
+ * gateway with the built utility tool server: streamed (the `.sse` recordings, cut at awkward byte
+ * boundaries) and collected (issue 39: the gateway asks for JSON, `stream: false`, so the `.json`
+ * recordings, the same servers' non-streamed answers). It checks the tools that ran with their
+ * arguments, the answer without reasoning, the usage summed or estimated, the error a broken
+ * answer becomes, and that each upstream call asked for the kind of answer it got. The same
+ * scenarios run through `/v1/messages` too (issue 41): collected with the official
  * `@anthropic-ai/sdk`, and streamed as the Messages API's raw events.
  */
 import { after, before, describe, test } from 'node:test';
@@ -25,13 +27,17 @@ import { traceOf, type TraceEntry } from './chat-harness.js';
 
 interface Scenario {
   name: string;
-  /** The recordings the upstream answers with, one per upstream call. */
-  play: string[];
+  /** The streamed recordings the upstream answers a streaming client's calls with, one per call. */
+  play?: string[];
+  /** The non-streamed (JSON) recordings it answers a collecting client's calls with. */
+  json?: string[];
   /** The first reply's tool calls, in order: the id the server gave and the time zone asked for. */
   calls?: Array<{ id: string; timezone: string }>;
   answer?: string;
   /** The sum of the recordings' usage, or the estimate when some recording has none. */
   usage?: { prompt_tokens: number; completion_tokens: number } | { estimatedCompletion: number };
+  /** The JSON recordings' usage, where it differs (a non-streamed answer always carries usage). */
+  jsonUsage?: { prompt_tokens: number; completion_tokens: number };
   /** The error the chat ends with: status, code, and a part of the message. */
   error?: { status: number; code: string; message: string };
   /** Run against a model the gateway has not seen yet in this mode (what it learns is per model). */
@@ -51,12 +57,14 @@ const scenarios: Scenario[] = [
   {
     name: 'vLLM hermes: plain answer, usage',
     play: ['vllm-hermes/answer.sse'],
+    json: ['vllm-hermes/answer.json'],
     answer: 'Il est 14 h 05 à Paris ☕ 🕑.',
     usage: { prompt_tokens: 412, completion_tokens: 13 },
   },
   {
     name: 'vLLM hermes: one tool call, then the answer',
     play: ['vllm-hermes/tool-call.sse', 'vllm-hermes/answer.sse'],
+    json: ['vllm-hermes/tool-call.json', 'vllm-hermes/answer.json'],
     calls: [{ id: 'chatcmpl-tool-ca0a10ac646744be850c62b1301ff39b', timezone: 'Europe/Paris' }],
     answer: 'Il est 14 h 05 à Paris ☕ 🕑.',
     usage: { prompt_tokens: 398 + 412, completion_tokens: 22 + 13 },
@@ -64,6 +72,7 @@ const scenarios: Scenario[] = [
   {
     name: 'vLLM hermes: two parallel calls with "\\n" content between them',
     play: ['vllm-hermes/two-tool-calls.sse', 'vllm-hermes/answer.sse'],
+    json: ['vllm-hermes/two-tool-calls.json', 'vllm-hermes/answer.json'],
     calls: TOKYO_NY('chatcmpl-tool-1d6e3a9f0b7c48e2a5d4c3b2a1f0e9d8', 'chatcmpl-tool-7a8b9c0d1e2f43a4b5c6d7e8f9a0b1c2'),
     answer: 'Il est 14 h 05 à Paris ☕ 🕑.',
     usage: { prompt_tokens: 401 + 412, completion_tokens: 40 + 13 },
@@ -71,6 +80,7 @@ const scenarios: Scenario[] = [
   {
     name: 'vLLM hermes without a reasoning parser: <think> blocks in the content, a call, the answer',
     play: ['vllm-hermes/think-in-content-tool-call.sse', 'vllm-hermes/think-in-content-answer.sse'],
+    json: ['vllm-hermes/think-in-content-tool-call.json', 'vllm-hermes/think-in-content-answer.json'],
     calls: [{ id: 'chatcmpl-tool-b1d3f5a7c9e04b2d6f8a0c2e4a6c8e0b', timezone: 'Europe/Paris' }],
     answer: PARIS,
     usage: { prompt_tokens: 430 + 532, completion_tokens: 48 + 28 },
@@ -82,6 +92,7 @@ const scenarios: Scenario[] = [
     // collected answer shows nothing early, so it holds every call and drops it all.
     name: 'vLLM hermes without a reasoning parser, QwQ: reasoning closed by a bare </think>, a call, the answer',
     play: ['vllm-hermes/bare-think-close-tool-call.sse', 'vllm-hermes/bare-think-close-answer.sse'],
+    json: ['vllm-hermes/bare-think-close-tool-call.json', 'vllm-hermes/bare-think-close-answer.json'],
     calls: [{ id: 'chatcmpl-tool-c2e4a6b8d0f24c6e8a0c2e4b6d8f0a13', timezone: 'Europe/Paris' }],
     answer: PARIS,
     streamedAnswer: `Okay, the user asks for the time in Paris.\n\n\n\n\n${PARIS}`,
@@ -96,6 +107,7 @@ const scenarios: Scenario[] = [
   {
     name: 'vLLM with --reasoning-parser qwen3: reasoning, a call, reasoning, the answer',
     play: ['vllm-qwen3-reasoning/reasoning-tool-call.sse', 'vllm-qwen3-reasoning/reasoning-answer.sse'],
+    json: ['vllm-qwen3-reasoning/reasoning-tool-call.json', 'vllm-qwen3-reasoning/reasoning-answer.json'],
     calls: [{ id: 'chatcmpl-tool-5e4d3c2b1a0f49e8d7c6b5a4f3e2d1c0', timezone: 'Europe/Paris' }],
     answer: PARIS,
     usage: { prompt_tokens: 455 + 560, completion_tokens: 48 + 26 },
@@ -103,6 +115,7 @@ const scenarios: Scenario[] = [
   {
     name: 'vLLM pythonic parser: two calls, the first with arguments in its name delta',
     play: ['vllm-pythonic/two-tool-calls.sse', 'vllm-hermes/answer.sse'],
+    json: ['vllm-pythonic/two-tool-calls.json', 'vllm-hermes/answer.json'],
     calls: TOKYO_NY('chatcmpl-tool-9c8b7a6f5e4d43c2b1a0f9e8d7c6b5a4', 'chatcmpl-tool-3a2b1c0d9e8f47a6b5c4d3e2f1a0b9c8'),
     answer: 'Il est 14 h 05 à Paris ☕ 🕑.',
     usage: { prompt_tokens: 388 + 412, completion_tokens: 33 + 13 },
@@ -110,6 +123,7 @@ const scenarios: Scenario[] = [
   {
     name: 'SGLang: reasoning, one call (nulls everywhere), the answer',
     play: ['sglang/tool-call.sse', 'sglang/answer.sse'],
+    json: ['sglang/tool-call.json', 'sglang/answer.json'],
     calls: [{ id: 'call_5b1c9e0a7d2f4e8c9b3a6d1e', timezone: 'Europe/Paris' }],
     answer: PARIS,
     usage: { prompt_tokens: 470 + 540, completion_tokens: 31 + 31 },
@@ -117,6 +131,7 @@ const scenarios: Scenario[] = [
   {
     name: 'SGLang: two parallel calls',
     play: ['sglang/two-tool-calls.sse', 'sglang/answer.sse'],
+    json: ['sglang/two-tool-calls.json', 'sglang/answer.json'],
     calls: TOKYO_NY('call_2e4a6c8e0b1d4f3a5c7e9b1d', 'call_9f7d5b3a1c8e4d6b2a0f8e6c'),
     answer: PARIS,
     usage: { prompt_tokens: 482 + 540, completion_tokens: 48 + 31 },
@@ -136,22 +151,35 @@ const scenarios: Scenario[] = [
   {
     name: 'SGLang: a graceful abort ends the stream normally with finish_reason "abort"',
     play: ['sglang/abort.sse'],
+    json: ['sglang/abort.json'],
     error: upstreamError('it aborted the generation (finish_reason "abort")'),
   },
   {
     name: 'llama.cpp --jinja (a real capture): one call, no usage anywhere',
     play: ['llamacpp/tool-call-no-usage.sse', 'llamacpp/answer-no-usage.sse'],
+    json: ['llamacpp/tool-call.json', 'llamacpp/answer.json'],
     calls: [{ id: 'v2dhQk7s1Lr9Tz3Xb6Nm0Pa4Wc8Ye5Ju', timezone: 'Europe/Paris' }],
     answer: PARIS,
     // ceil(("get_time" + '{"timezone":"Europe/Paris"}') / 4) + ceil(PARIS / 4) = 9 + 6
     usage: { estimatedCompletion: 15 },
+    jsonUsage: { prompt_tokens: 402 + 524, completion_tokens: 19 + 9 },
   },
   {
     name: 'llama.cpp --jinja: two calls (parallel_tool_calls asked for), reasoning_content, usage',
     play: ['llamacpp/two-tool-calls.sse', 'llamacpp/reasoning-answer-usage.sse'],
+    json: ['llamacpp/two-tool-calls.json', 'llamacpp/reasoning-answer.json'],
     calls: TOKYO_NY('Xb4Nc8Vd2Mf6Lg0Kh3Jj7Hk1Gl5Fm9Dn', 'Pq2Rs6Tu0Vw4Xy8Za3Bc7De1Fg5Hi9Jk'),
     answer: PARIS,
     usage: { prompt_tokens: 498 + 512, completion_tokens: 44 + 27 },
+  },
+  {
+    name: 'llama.cpp: a prompt too long for the context, refused with 400 before any answer',
+    json: ['llamacpp/error-context-size.json'],
+    error: {
+      status: 400,
+      code: 'upstream_invalid_request',
+      message: 'rejected the request (HTTP 400): the request exceeds the available context size, try increasing it',
+    },
   },
   {
     name: 'llama.cpp: an error as a data event, no [DONE]',
@@ -166,6 +194,7 @@ const scenarios: Scenario[] = [
   {
     name: 'Ollama: reasoning, one whole call, usage in its own chunk',
     play: ['ollama/reasoning-tool-call-usage.sse', 'ollama/answer-usage.sse'],
+    json: ['ollama/reasoning-tool-call.json', 'ollama/answer.json'],
     calls: [{ id: 'call_k3x9q2ma', timezone: 'Europe/Paris' }],
     answer: PARIS,
     usage: { prompt_tokens: 402 + 468, completion_tokens: 37 + 11 },
@@ -173,6 +202,7 @@ const scenarios: Scenario[] = [
   {
     name: 'Ollama: two whole calls',
     play: ['ollama/two-tool-calls-usage.sse', 'ollama/answer-usage.sse'],
+    json: ['ollama/two-tool-calls.json', 'ollama/answer.json'],
     calls: TOKYO_NY('call_7hq2m0zt', 'call_p4w8c1rn'),
     answer: PARIS,
     usage: { prompt_tokens: 410 + 468, completion_tokens: 52 + 11 },
@@ -191,6 +221,7 @@ const scenarios: Scenario[] = [
   {
     name: 'OpenAI API: one call, usage: null on every chunk but the last',
     play: ['openai/tool-call-usage.sse', 'openai/answer-usage.sse'],
+    json: ['openai/tool-call.json', 'openai/answer.json'],
     calls: [{ id: 'call_aqwOReHDKPnqiF7NbRxzDTY1', timezone: 'Europe/Paris' }],
     answer: PARIS,
     usage: { prompt_tokens: 395 + 380, completion_tokens: 17 + 9 },
@@ -198,9 +229,16 @@ const scenarios: Scenario[] = [
   {
     name: 'OpenAI API: two parallel calls',
     play: ['openai/two-tool-calls-usage.sse', 'openai/answer-usage.sse'],
+    json: ['openai/two-tool-calls.json', 'openai/answer.json'],
     calls: TOKYO_NY('call_DdmO9pD3xa9XTPNJ32zg2hcA', 'call_Xw5Yt2Ur9Qp6On3Ml0Kj7Ih4'),
     answer: PARIS,
     usage: { prompt_tokens: 402 + 380, completion_tokens: 46 + 9 },
+  },
+  {
+    // A 500 is tried again (three attempts on a model's only deployment), then relayed as 502.
+    name: 'OpenAI API: a server error, three times',
+    json: ['openai/server-error.json', 'openai/server-error.json', 'openai/server-error.json'],
+    error: upstreamError('HTTP 500: The server had an error while processing your request.'),
   },
   {
     name: 'OpenAI API: an error inside the stream',
@@ -379,24 +417,28 @@ async function messagesStreamed(model: string): Promise<Outcome> {
   return messageOutcome(blocks, usage);
 }
 
-for (const [mode, split, run] of [
-  ['collected, cut per event', 'events', collected],
-  ['streamed, cut at awkward bytes', 'awkward', streamed],
-  ['through /v1/messages, collected, cut per event', 'events', messagesCollected],
-  ['through /v1/messages, streamed, cut at awkward bytes', 'awkward', messagesStreamed],
+for (const [mode, recordings, split, run] of [
+  ['collected: JSON answers, cut inside UTF-8 characters', 'json', 'events', collected],
+  ['streamed, cut at awkward bytes', 'play', 'awkward', streamed],
+  ['through /v1/messages, collected: JSON answers', 'json', 'events', messagesCollected],
+  ['through /v1/messages, streamed, cut at awkward bytes', 'play', 'awkward', messagesStreamed],
 ] as const) {
   describe(`replayed upstreams, ${mode}`, () => {
-    for (const scenario of scenarios) {
+    // A stream's own failures (an error event, a cut-off, one index for two calls) have no JSON
+    // twin: a non-streamed answer fails with its HTTP status, or arrives whole.
+    for (const scenario of scenarios.filter((s) => s[recordings])) {
       test(scenario.name, async () => {
         upstream.reset();
         upstream.split = split as Split;
-        upstream.play(...scenario.play);
+        upstream.play(...scenario[recordings]!);
         const outcome = await run(scenario.freshModel ? `fresh-${split}` : 'conductor');
         assert.deepEqual(upstream.pending(), [], 'every recording was asked for');
+        assert.deepEqual(upstream.mismatches, [], 'each call asked for the kind of answer it got');
         if (scenario.error) return expectError(scenario, outcome);
+        const json = recordings === 'json';
         // A message's answer is its last text block: reasoning a streamed reply showed before a tool round stays in an earlier block.
         const messages = run === messagesCollected || run === messagesStreamed;
-        expectAnswer(scenario, outcome, split === 'awkward' && !messages ? (scenario.streamedAnswer ?? scenario.answer) : scenario.answer);
+        expectAnswer(scenario, outcome, json || messages ? scenario.answer : (scenario.streamedAnswer ?? scenario.answer), json);
       });
     }
   });
@@ -411,7 +453,7 @@ function expectError(scenario: Scenario, outcome: Outcome): void {
   assert.ok(!outcome.error!.message.includes('127.0.0.1'), 'the upstream URL stays private');
 }
 
-function expectAnswer(scenario: Scenario, outcome: Outcome, answer: string | undefined): void {
+function expectAnswer(scenario: Scenario, outcome: Outcome, answer: string | undefined, json: boolean): void {
   assert.equal(outcome.status, 200, JSON.stringify(outcome.error));
   assert.equal(outcome.content, answer);
   if (answer === scenario.answer) {
@@ -428,7 +470,11 @@ function expectAnswer(scenario: Scenario, outcome: Outcome, answer: string | und
   assert.equal(upstream.requests.length, calls.length ? 2 : 1);
   const first = upstream.requests[0];
   assert.equal(first.parallel_tool_calls, true, 'llama.cpp parses one call unless asked');
-  assert.deepEqual(first.stream_options, { include_usage: true });
+  for (const request of upstream.requests) {
+    // A collecting client's calls ask for JSON, without stream_options (vLLM refuses them unstreamed).
+    assert.equal(request.stream, !json);
+    assert.deepEqual(request.stream_options, json ? undefined : { include_usage: true });
+  }
   if (calls.length) {
     const second = upstream.requests[1].messages;
     const assistant = second.find((m) => m.role === 'assistant')!;
@@ -446,11 +492,12 @@ function expectAnswer(scenario: Scenario, outcome: Outcome, answer: string | und
 
   const usage = outcome.usage!;
   assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
-  if (scenario.usage && 'estimatedCompletion' in scenario.usage) {
-    assert.equal(usage.completion_tokens, scenario.usage.estimatedCompletion);
+  const expected = (json && scenario.jsonUsage) || scenario.usage;
+  if (expected && 'estimatedCompletion' in expected) {
+    assert.equal(usage.completion_tokens, expected.estimatedCompletion);
     assert.ok(usage.prompt_tokens > 0);
   } else {
-    assert.deepEqual({ prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens }, scenario.usage);
+    assert.deepEqual({ prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens }, expected);
   }
 }
 
@@ -460,7 +507,7 @@ test('every recording names its source and every one is replayed by some scenari
     .filter((d) => d.isDirectory())
     .flatMap((d) => readdirSync(new URL(`${d.name}/`, root)).map((file) => `${d.name}/${file}`));
   for (const path of recorded) assert.match(loadRecording(path).header, /# Source: /);
-  const played = new Set(scenarios.flatMap((s) => s.play));
+  const played = new Set(scenarios.flatMap((s) => [...(s.play ?? []), ...(s.json ?? [])]));
   assert.deepEqual(recorded.filter((p) => !played.has(p)).sort(), []);
 });
 

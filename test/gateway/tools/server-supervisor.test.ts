@@ -41,6 +41,19 @@ describe('server supervision', () => {
     }
   });
 
+  test('a remote server whose host name does not resolve: /health names the DNS failure, not just a closed connection', async () => {
+    const host = remoteHost('http://tools.switchyard-test.invalid/mcp'); // .invalid never resolves (RFC 6761)
+    try {
+      await host.start();
+      await waitFor('the first attempt to fail', () => host.server('remote')!.lastError !== undefined);
+      const [entry] = host.health().fields.tool_servers;
+      assert.equal(entry.error?.kind, 'unreachable');
+      assert.match(entry.error?.message ?? '', /getaddrinfo (ENOTFOUND|EAI_AGAIN) tools\.switchyard-test\.invalid/);
+    } finally {
+      await host.close();
+    }
+  });
+
   test('a Streamable HTTP server that answers one malformed result: that call fails, the server stays up for the others', async () => {
     const http = await startHttpMcpFixture();
     const host = remoteHost(http.url);

@@ -95,7 +95,7 @@ describe('before the build', () => {
     const page = await fetch(`${url}/`);
     assert.equal(page.status, 503);
     const message = 'The playground is not built: run npm run build.';
-    assert.deepEqual(await page.json(), { error: { message, type: 'upstream_error', code: 'playground_not_built', param: null } });
+    assert.deepEqual(await page.json(), { error: { message, type: 'server_error', code: 'playground_not_built', param: null } });
     assert.equal((await fetch(`${url}/static/app.js`)).status, 404);
   });
 });
