@@ -37,6 +37,7 @@ export interface SpendRecord {
   id: string;
   kind: string;
   request_id: string;
+  /** The step's key (its `key`, null for none): the ledger names it once. */
   key_id: string | null;
   model: string | null;
   tools: Record<string, number>;
