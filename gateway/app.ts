@@ -177,9 +177,16 @@ export function createApp(deps: AppDeps): Koa {
     modelId: (name) => config.models.find((model) => model.id === name || model.alias === name)?.id,
   };
   registerKeyRoutes(router, { accounts: stores, known, freeMode: config.freeMode, walletOnly, keyOfWallet });
-  registerCreditRoutes(router, gated, stores.ledger);
+  registerCreditRoutes(router, gated, { ledger: stores.ledger, usage: stores.usage });
   registerDepositRoutes(router, { chains: deps.depositChains, store: stores.deposits, walletOnly, gated });
-  registerAdminRoutes(router, { adminToken: config.adminToken, ledger: stores.ledger, apiKeys: stores.apiKeys, known, jsonBody: readJson });
+  registerAdminRoutes(router, {
+    adminToken: config.adminToken,
+    ledger: stores.ledger,
+    usage: stores.usage,
+    apiKeys: stores.apiKeys,
+    known,
+    jsonBody: readJson,
+  });
   // The document lists every route group's own entries; a route missing here fails the OpenAPI coverage test.
   const routeDocs = [
     ...healthRouteDocs,

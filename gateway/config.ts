@@ -543,6 +543,17 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    usage: z
+      .object({
+        retentionDays: z
+          .number()
+          .int()
+          .positive()
+          .default(90)
+          .describe('Usage records (`GET /credits/usage`) older than this many days are swept (hourly); a sweep never changes a balance'),
+      })
+      .strict()
+      .prefault({}),
     mcpServers: z
       .record(z.string().regex(/^[A-Za-z0-9_-]+$/), mcpServerSchema)
       .default({})
@@ -635,6 +646,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { name: 'RESPONSES_MAX_PER_WALLET', path: ['responses', 'maxPerWallet'], kind: 'number' },
   { name: 'RESPONSES_MAX_BYTES_PER_WALLET', path: ['responses', 'maxBytesPerWallet'], kind: 'number' },
   { name: 'KEPT_ROUNDS_TTL_MS', path: ['chat', 'keptRoundsTtlMs'], kind: 'number' },
+  { name: 'USAGE_RETENTION_DAYS', path: ['usage', 'retentionDays'], kind: 'number' },
   { name: 'X402_FACILITATOR_URL', path: ['x402', 'facilitatorUrl'], kind: 'text' },
   { name: 'X402_PAY_TO', path: ['x402', 'payTo'], kind: 'text' },
   // A secret: kept out of the file, like the upstream keys.

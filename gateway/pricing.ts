@@ -11,7 +11,7 @@
  * @example
  *   await charge.cover(creditsToCover(usage, promptTokens, maxOut)) // throws 402 on the first call
  *   const credits = await charge.settle(chatCost(usage))             // { charged, remaining }
- *   await withCharge(charger, { wallet, key }, TOOL_EXECUTION_CREDITS, run)
+ *   await withCharge(charger, { wallet, key }, origin, TOOL_EXECUTION_CREDITS, run)
  */
 
 interface TokenCounts {

@@ -1,5 +1,5 @@
 /**
- * The playground's entry: wires the wallet, the chat and the tool explorer, and reads from
+ * The playground's entry: wires the wallet, the chat, the tool explorer and the usage table, and reads from
  * `/openapi.json` whether the gateway runs in free mode (its gated routes then take the wallet
  * header alone).
  */
@@ -7,6 +7,7 @@ import './app.css';
 import { byId } from './dom.js';
 import { setUpChat } from './chat.js';
 import { setUpExplorer } from './explorer.js';
+import { setUpUsage } from './usage.js';
 import { setUpWallet } from './wallet.js';
 import { loadCaller } from './session.js';
 
@@ -29,13 +30,19 @@ async function showMode(): Promise<void> {
 
 function start(): void {
   let wallet: { refreshBalance(): Promise<void> } | undefined;
-  const refreshBalance = () => void wallet?.refreshBalance();
+  const usage = setUpUsage();
+  // After a chat or tool run: the new balance, and the usage record it wrote.
+  const refreshBalance = () => {
+    void wallet?.refreshBalance();
+    if (loadCaller().wallet) void usage.refresh();
+  };
   const chat = setUpChat(refreshBalance);
   const explorer = setUpExplorer(refreshBalance);
   const loadForCaller = () => {
     if (!loadCaller().wallet) return;
     void chat.loadModels();
     void explorer.loadTools();
+    void usage.refresh();
   };
   wallet = setUpWallet(loadForCaller);
   void showMode();

@@ -43,7 +43,7 @@ export const CONFIG_PAGE = 'docs/configuration.md';
 const GATEWAY_TABLES: Record<string, string[]> = {
   gateway: ['server', 'freeMode', 'dataDir', 'cluster', 'logLevel', 'adminToken'],
   limits: ['limits'],
-  accounts: ['accounts'],
+  accounts: ['accounts', 'usage'],
   x402: ['x402'],
   'models-and-chat': ['models', 'chat'],
   responses: ['responses'],

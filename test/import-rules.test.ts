@@ -157,12 +157,12 @@ const RULES: Rule[] = [
       under('gateway')(target) && !anyOf(under(file.split('/').slice(0, 2).join('/')), under('gateway/storage'), leaf)(target),
   },
   {
-    says: 'storage/ implements, it composes nothing: it never imports stores/, the ledgers, the key stores or the CLI',
+    says: "storage/ implements, it composes nothing: it never imports stores/, the ledgers (only their usage records' contract), the key stores or the CLI",
     from: under('gateway/storage'),
     refuses: (target) =>
       anyOf(under('gateway/stores'), under('gateway/cli'))(target) ||
       ((under('gateway/ledger')(target) || under('gateway/keys')(target)) &&
-        !oneOf('gateway/keys/siwe.ts', 'gateway/keys/api-keys.ts')(target)),
+        !oneOf('gateway/keys/siwe.ts', 'gateway/keys/api-keys.ts', 'gateway/ledger/usage.ts')(target)),
   },
 ];
 

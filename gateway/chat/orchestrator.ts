@@ -21,7 +21,7 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ToolInfo, ToolRunner } from '../tools/types.js';
 import type { ToolScope } from '../tools/tool-scope.js';
-import type { Charge, Charger } from '../ledger/charging.js';
+import type { Charge, ChargeOrigin, Charger, UsageDetail } from '../ledger/charging.js';
 import { echoed, InsufficientCredits, NotFound } from '../errors.js';
 import { chatCost, creditsToCover } from '../pricing.js';
 import { AnswerText } from './answer-text.js';
@@ -95,7 +95,7 @@ export interface ChatPlan {
   maxTokens?: number;
   sampling: Pick<UpstreamChatParams, 'temperature' | 'top_p' | 'stop' | 'seed' | 'user'>;
   wallet: string;
-  /** The API key the request came with: its budgets are charged with the wallet. */
+  /** The API key the request came with: its budgets are charged with the wallet, and it is the usage record's key id. */
   key?: string;
   /** The gateway tools the key may use (offered to the model, and run); absent: every tool. Client functions are never scoped. */
   toolScope?: ToolScope;
@@ -103,6 +103,8 @@ export interface ChatPlan {
   format?: AnswerFormat;
   /** The request's span: the chat's `invoke_agent` span goes under it (none: not traced). */
   trace?: TraceSpan;
+  /** The request this chat bills, for its usage record (the model is added here). */
+  origin: Omit<ChargeOrigin, 'model'>;
 }
 
 /** Where the loop reports progress; the streaming route turns these into SSE. */
@@ -394,7 +396,10 @@ export class ChatOrchestrator {
       // The client's messages alone (not the preamble, instructions or kept rounds), and only when there is a choice to make.
       key: fleet.several ? conversationKey(plan.wallet, plan.history, plan.messages) : undefined,
       answeredBy: [],
-      billing: this.deps.charger.begin(plan.key === undefined ? { wallet: plan.wallet } : { wallet: plan.wallet, key: plan.key }),
+      billing: this.deps.charger.begin(plan.key === undefined ? { wallet: plan.wallet } : { wallet: plan.wallet, key: plan.key }, {
+        ...plan.origin,
+        model: plan.model.id,
+      }),
       tools,
       // The config holds maxOutputTokens to OUTPUT_TOKEN_CEILING; the client can only lower it.
       maxOut: Math.min(plan.maxTokens ?? Infinity, fleet.maxOutputTokens),
@@ -660,7 +665,7 @@ export class ChatOrchestrator {
     if (chat.tally.estimated) {
       this.deps.logger.info({ model: modelId, usage }, 'upstream reported no usage: tokens estimated as ceil(characters / 4)');
     }
-    const credits = await this.settle(chat, chatCost(usage));
+    const credits = await this.settle(chat, chatCost(usage), usedBy(chat, usage));
     if (chat.span.recording) {
       chat.span.set({
         [SWITCHYARD_CHAT_ROUNDS]: chat.toolRounds,
@@ -697,9 +702,9 @@ export class ChatOrchestrator {
    * The chat's cost charged (`Charge.settle`), as a ledger event on its span: its `ms` includes
    * the wait for the ledger's commit (the group commit's turn, or PostgreSQL's round trip).
    */
-  private async settle(chat: ChatRun, cost: number): Promise<ChatCredits | undefined> {
+  private async settle(chat: ChatRun, cost: number, used: UsageDetail): Promise<ChatCredits | undefined> {
     const started = performance.now();
-    const credits = await chat.billing.settle(cost);
+    const credits = await chat.billing.settle(cost, used);
     if (chat.span.recording) chat.span.event('switchyard.ledger.settle', { credits: credits?.charged ?? 0, ms: msSince(started) });
     return credits;
   }
@@ -746,7 +751,7 @@ export class ChatOrchestrator {
     try {
       if (consumed.prompt_tokens + consumed.completion_tokens === 0) await chat.billing.release();
       else {
-        const credits = await this.settle(chat, chatCost(consumed));
+        const credits = await this.settle(chat, chatCost(consumed), usedBy(chat, consumed));
         if (credits) this.seriesOf(modelId).credits.inc(credits.charged);
       }
     } catch (err) {
@@ -785,6 +790,13 @@ function roundAttributes(round: AssembledRound) {
     [GEN_AI_USAGE_OUTPUT_TOKENS]: round.usage?.completion_tokens,
     [GEN_AI_RESPONSE_FINISH_REASONS]: round.finishReason ? [round.finishReason] : undefined,
   };
+}
+
+/** A chat's usage record: every gateway tool that ran (failed runs too), and the tokens it pays for. */
+function usedBy(chat: ChatRun, tokens: Pick<Usage, 'prompt_tokens' | 'completion_tokens'>): UsageDetail {
+  const tools: Record<string, number> = {};
+  for (const entry of chat.trace) tools[entry.tool] = (tools[entry.tool] ?? 0) + 1;
+  return { tools, promptTokens: tokens.prompt_tokens, completionTokens: tokens.completion_tokens };
 }
 
 /** What the model reads after the preamble: instructions, the history, then the messages (kept rounds restored). */

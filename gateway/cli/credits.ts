@@ -1,6 +1,9 @@
 /**
- * `npm run credits -- grant <address> <amount>` and `npm run credits -- balance <address>`; in
- * cluster mode also `npm run credits -- migrate-to-postgres` (see migrate-to-postgres.ts).
+ * `npm run credits -- grant <address> <amount>`, `npm run credits -- balance <address>` and
+ * `npm run credits -- usage <address> [--group-by day|model|key] [--kind K] [--key-id ID]
+ * [--from ISO] [--to ISO] [--limit N] [--cursor C]` (the wallet's usage records, as
+ * GET /admin/credits/:address/usage answers them); in cluster mode also
+ * `npm run credits -- migrate-to-postgres` (see migrate-to-postgres.ts).
  *
  * In cluster mode (DATABASE_URL) the CLI writes PostgreSQL itself: every ledger step is atomic
  * there, so it is one more writer among the gateways, with no lock to take.
@@ -9,7 +12,7 @@
  * admin API (ADMIN_TOKEN, HOST, PORT from the environment or config), so the gateway stays the
  * only writer and no grant can be lost. When no process holds the lock, the CLI takes it and
  * writes the store itself. Either way it prints the same JSON: the balance, plus `granted` for a
- * grant. Exits 1 with a message on failure.
+ * grant; for usage, the page of records or the totals. Exits 1 with a message on failure.
  *
  * A grant carries one Idempotency-Key for the whole run: every retry (a lost response, a gateway
  * that answers only on the second try, a switch to direct mode) names the same grant, so it is
@@ -21,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { GatewayError } from '../errors.js';
 import { parseWalletAddress } from '../wallet-address.js';
 import { DataDirLocked, lockHolder } from '../storage/data-dir-lock.js';
 import { isClusterConfig, type ClusterConfig, type CliStores } from '../stores/stores.js';
@@ -29,9 +33,11 @@ import { openClusterCliStores } from '../stores/cluster-stores.js';
 import type { Balance } from '../ledger/ledger.js';
 import { MAX_GRANT } from '../ledger/ledger-amounts.js';
 import { migrateToPostgres, type MigrationReport } from './migrate-to-postgres.js';
+import { usageAnswer, type UsageAnswer } from '../ledger/usage-query.js';
 
 const USAGE =
   'usage: npm run credits -- grant <address> <amount>\n       npm run credits -- balance <address>\n' +
+  '       npm run credits -- usage <address> [--group-by day|model|key] [--kind K] [--key-id ID] [--from ISO] [--to ISO] [--limit N] [--cursor C]\n' +
   '       npm run credits -- migrate-to-postgres   (DATA_DIR → DATABASE_URL)';
 /** Another CLI run may hold the lock for a moment; wait this long for it. */
 const LOCK_WAIT_MS = 10_000;
@@ -45,9 +51,12 @@ class GatewayUnreachable extends CliError {}
 type Command =
   | { kind: 'grant'; wallet: string; amount: number; idempotencyKey: string }
   | { kind: 'balance'; wallet: string }
+  | { kind: 'usage'; wallet: string; query: Record<string, string> }
   | { kind: 'migrate-to-postgres' };
 
 const count = z.number().int().nonnegative();
+/** The admin API's usage answer, checked as far as the CLI relies on it. */
+const usageAnswerSchema = z.object({ object: z.enum(['list', 'usage_totals']), data: z.array(z.unknown()) });
 /** What the CLI prints, in both modes; the admin API's answer is checked against it. */
 const outputSchema = z.object({
   address: z.string(),
@@ -56,15 +65,44 @@ const outputSchema = z.object({
   total_spent: count,
   granted: count.optional(),
 });
-export type CliOutput = z.infer<typeof outputSchema>;
+export type CliOutput = z.infer<typeof outputSchema> | UsageAnswer;
+
+/** The usage command's flags: each is the query parameter of GET /admin/credits/:address/usage. */
+const USAGE_FLAGS: Record<string, string> = {
+  '--group-by': 'group_by',
+  '--kind': 'kind',
+  '--key-id': 'key_id',
+  '--from': 'from',
+  '--to': 'to',
+  '--limit': 'limit',
+  '--cursor': 'cursor',
+};
+
+function walletArg(address: string | undefined): string {
+  const wallet = parseWalletAddress(address);
+  if (!wallet)
+    throw new CliError(`credits: "${address ?? ''}" is not a wallet address (0x + 40 hex, valid EIP-55 checksum if mixed case).`);
+  return wallet;
+}
+
+function parseUsageArgs(args: string[]): Command {
+  const [address, ...flags] = args;
+  const query: Record<string, string> = {};
+  for (let i = 0; i < flags.length; i += 2) {
+    const name = USAGE_FLAGS[flags[i]];
+    const value = flags[i + 1];
+    if (!name || value === undefined) throw new CliError(USAGE);
+    query[name] = value;
+  }
+  return { kind: 'usage', wallet: walletArg(address), query };
+}
 
 function parseArgs(argv: string[]): Command {
   const [kind, address, amountText, ...rest] = argv;
   if (kind === 'migrate-to-postgres' && argv.length === 1) return { kind };
+  if (kind === 'usage') return parseUsageArgs(argv.slice(1));
   if ((kind !== 'grant' && kind !== 'balance') || rest.length > 0) throw new CliError(USAGE);
-  const wallet = parseWalletAddress(address);
-  if (!wallet)
-    throw new CliError(`credits: "${address ?? ''}" is not a wallet address (0x + 40 hex, valid EIP-55 checksum if mixed case).`);
+  const wallet = walletArg(address);
   if (kind === 'balance') {
     if (amountText !== undefined) throw new CliError(USAGE);
     return { kind, wallet };
@@ -105,7 +143,9 @@ async function viaAdminApi(config: Config, command: LedgerCommand, pid: number):
             body: JSON.stringify({ address: command.wallet, amount: command.amount }),
           },
         }
-      : { url: `${base}/admin/credits/${command.wallet}`, init: { method: 'GET', headers } };
+      : command.kind === 'usage'
+        ? { url: `${base}/admin/credits/${command.wallet}/usage?${new URLSearchParams(command.query)}`, init: { method: 'GET', headers } }
+        : { url: `${base}/admin/credits/${command.wallet}`, init: { method: 'GET', headers } };
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     let res: Response;
@@ -120,6 +160,11 @@ async function viaAdminApi(config: Config, command: LedgerCommand, pid: number):
       const message = z.object({ error: z.object({ message: z.string() }) }).safeParse(body);
       throw new CliError(`credits: the gateway answered ${res.status}: ${message.success ? message.data.error.message : 'no message'}`);
     }
+    if (command.kind === 'usage') {
+      const usage = usageAnswerSchema.safeParse(body);
+      if (!usage.success) throw new CliError(`credits: the gateway's answer is not a usage answer: ${usage.error.issues[0].message}`);
+      return body as UsageAnswer;
+    }
     const output = outputSchema.safeParse(body);
     if (!output.success) throw new CliError(`credits: the gateway's answer is not a balance: ${output.error.issues[0].message}`);
     const { address, credits, total_deposited, total_spent, granted } = output.data;
@@ -133,10 +178,21 @@ async function viaAdminApi(config: Config, command: LedgerCommand, pid: number):
 async function onLedger(stores: CliStores, command: LedgerCommand): Promise<CliOutput> {
   try {
     if (command.kind === 'balance') return await stores.ledger.balance(command.wallet);
+    if (command.kind === 'usage') return await usageOf(stores, command);
     const balance: Balance = await stores.ledger.grant(command.wallet, command.amount, command.idempotencyKey);
     return { ...balance, granted: command.amount };
   } finally {
     await stores.close();
+  }
+}
+
+/** The usage answer from the stores themselves; a bad flag value is the same 400 message the admin API gives. */
+async function usageOf(stores: CliStores, command: Extract<Command, { kind: 'usage' }>): Promise<UsageAnswer> {
+  try {
+    return await usageAnswer(stores.usage, command.wallet, command.query);
+  } catch (err) {
+    if (err instanceof GatewayError && err.status === 400) throw new CliError(`credits: ${err.message}`);
+    throw err;
   }
 }
 

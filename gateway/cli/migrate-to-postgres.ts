@@ -17,12 +17,14 @@
  * records and scan cursors, so a deposit seen but not yet credited is credited after the move; so
  * are the x402 payment records, so a settlement still pending is reconciled after the move; and so
  * are API keys' limits with their spend counters (lifetime and the UTC day's), so a capped key
- * stays capped, with what it already spent counted, after the move.
+ * stays capped, with what it already spent counted, after the move; and so are the usage records
+ * (read in slices, in the order they were written; one already in PostgreSQL, by its id, is skipped).
  *
  * @example
  *   DATA_DIR=./data DATABASE_URL=postgres://… npm run credits -- migrate-to-postgres
  *   // {"keys":{"copied":3,"skipped":0},"wallets":{"copied":2,"skipped":0},"credits":147,"grants":{"copied":2,"skipped":0},
- *   //  "externalCredits":{"copied":1,"skipped":0},"deposits":{"copied":1,"skipped":0},"x402Payments":{"copied":0,"skipped":0}}
+ *   //  "externalCredits":{"copied":1,"skipped":0},"deposits":{"copied":1,"skipped":0},"x402Payments":{"copied":0,"skipped":0},
+ *   //  "usageRecords":{"copied":41,"skipped":0}}
  */
 import { z } from 'zod';
 import type { Config } from '../config.js';
@@ -35,7 +37,8 @@ import { KeyvKeyStore } from '../keys/keyv-key-store.js';
 import type { ApiKeyRecord } from '../keys/key-store.js';
 import type { Balance } from '../ledger/ledger.js';
 import type { DepositRow } from '../storage/deposit-rows.js';
-import { openDatabase } from '../storage/postgres/database.js';
+import { openDatabase, type Sql } from '../storage/postgres/database.js';
+import type { UsageRow } from '../ledger/usage.js';
 import { migrate } from '../storage/postgres/migrate.js';
 import type { X402PaymentRow } from '../storage/x402-payment-rows.js';
 
@@ -54,7 +57,12 @@ export interface MigrationReport {
   x402Payments: { copied: number; skipped: number };
   /** API keys' limits and spend counters. */
   keyLimits: { copied: number; skipped: number };
+  /** Usage records (GET /credits/usage). */
+  usageRecords: { copied: number; skipped: number };
 }
+
+/** Usage records read from SQLite and inserted per statement. */
+const USAGE_SLICE = 2_000;
 
 const WALLET_INDEX = 'wallet:';
 
@@ -117,6 +125,7 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
           deposits: { copied: 0, skipped: 0 },
           x402Payments: { copied: 0, skipped: 0 },
           keyLimits: { copied: 0, skipped: 0 },
+          usageRecords: { copied: 0, skipped: 0 },
         };
         for (const { hash, record } of keys) {
           const inserted = await tx`
@@ -191,6 +200,7 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
             on conflict do nothing returning key_id`;
           report.keyLimits[inserted.length === 1 ? 'copied' : 'skipped']++;
         }
+        report.usageRecords = await copyUsageRecords(tx as unknown as Sql, config.dataDir);
         return report;
       });
     } finally {
@@ -198,5 +208,40 @@ export async function migrateToPostgres(config: Config, databaseUrl: string): Pr
     }
   } finally {
     await embedded.close();
+  }
+}
+
+/** Every usage record of the DATA_DIR, slice by slice in the order written; one whose id PostgreSQL holds is skipped. */
+async function copyUsageRecords(tx: Sql, dataDir: string): Promise<{ copied: number; skipped: number }> {
+  const db = await openSqlite(join(dataDir, STORE_FILE));
+  const counts = { copied: 0, skipped: 0 };
+  try {
+    // A store written before usage records has none (the embedded ledger created the table when opened).
+    if (!(await hasTable(db, 'usage_records'))) return counts;
+    for (let after = -1; ;) {
+      const rows = await db.all<UsageRow & { seq: number }>('SELECT * FROM usage_records WHERE seq > ? ORDER BY seq LIMIT ?', [
+        after,
+        USAGE_SLICE,
+      ]);
+      if (rows.length === 0) return counts;
+      after = rows[rows.length - 1].seq;
+      const column = <K extends keyof UsageRow>(key: K) => rows.map((row) => row[key]);
+      // unnest keeps the slice's order, so PostgreSQL's seq orders records of one ms as SQLite did.
+      const inserted = await tx`
+        insert into usage_records (id, wallet, at, kind, request_id, key_id, model, tools, prompt_tokens, completion_tokens, credits, source_id)
+        select x.id, x.wallet, x.at, x.kind, x.request_id, x.key_id, x.model, x.tools::jsonb, x.prompt_tokens, x.completion_tokens, x.credits, x.source_id
+        from unnest(${column('id')}::text[], ${column('wallet')}::text[], ${column('at').map(String)}::bigint[], ${column('kind')}::text[],
+          ${column('request_id')}::text[], ${column('key_id')}::text[], ${column('model')}::text[], ${column('tools')}::text[],
+          ${column('prompt_tokens').map(String)}::bigint[], ${column('completion_tokens').map(String)}::bigint[],
+          ${column('credits').map(String)}::bigint[], ${column('source_id')}::text[])
+          with ordinality as x(id, wallet, at, kind, request_id, key_id, model, tools, prompt_tokens, completion_tokens, credits, source_id, n)
+        where not exists (select 1 from usage_records u where u.wallet = x.wallet and u.at = x.at and u.id = x.id)
+        order by x.n
+        returning 1`;
+      counts.copied += inserted.length;
+      counts.skipped += rows.length - inserted.length;
+    }
+  } finally {
+    await db.close();
   }
 }

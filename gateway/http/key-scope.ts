@@ -1,13 +1,14 @@
 /**
  * What an API key's limits (ledger/key-budgets.ts, read by auth into `ctx.state.apiKey.limits`)
- * allow a request: which tools and models, and whether a payment may be taken with it. Budgets
- * themselves are the ledger's (every charge names the key: `payerOf`); this is the edge's part.
+ * allow a request: which tools and models, which usage records it reads, and whether a payment
+ * may be taken with it. Budgets themselves are the ledger's (every charge names the key:
+ * `payerOf`); this is the edge's part.
  *
  * Refusals: 403 tool_not_allowed, 403 model_not_allowed, 403 key_not_allowed (key management with
  * a limited key), and before an x402 payment 402 key_budget_exhausted: none carries an x402 offer.
  *
  * @example
- *   await withCharge(charger, payerOf(ctx), 1, work)
+ *   await withCharge(charger, payerOf(ctx), chargeOrigin(ctx, 'tool'), 1, work)
  *   assertToolAllowed(ctx, name, tools)
  */
 import type { Context, Next } from 'koa';
@@ -36,6 +37,14 @@ export function keyOfPlan(ctx: Context): { key?: string; toolScope?: ToolScope }
 export function keyLimitsOf(ctx: Context): KeyLimits | undefined {
   const limits = ctx.state.apiKey?.limits;
   return limits && hasAnyLimit(limits) ? limits : undefined;
+}
+
+/**
+ * The key a request's usage records (GET /credits/usage) are confined to: a key carrying limits
+ * (one handed to an agent) sees only its own requests' records; undefined: the whole wallet's.
+ */
+export function ownRecordsOnly(ctx: Context): string | undefined {
+  return keyLimitsOf(ctx) ? ctx.state.apiKey?.id : undefined;
 }
 
 /** The tools the key may use; undefined: every tool. */

@@ -14,12 +14,20 @@
  * shortcuts that start work before the ledger answers count the smaller of the wallet's hint and
  * the key's, and are not taken until this process has heard what the key may still spend.
  *
+ * Every charge knows who pays (its `Payer`) and what it bills (its `ChargeOrigin`), both given to
+ * `begin`, and what was used (the `UsageDetail` given to `settle`): the step that takes the
+ * credits writes the request's one usage record in its commit (key id: the payer's key), however
+ * many steps the charge took.
+ *
  * @example
- *   const result = await withCharge(charger, { wallet, key }, 1, async () => ({ result: await runTool(), cost: 1 }))
+ *   const result = await withCharge(charger, { wallet, key }, origin, 1, async () => ({ result: await runTool(), cost: 1 }))
  */
 import { InsufficientCredits, KeyBudgetExhausted, ReservationClosed } from '../errors.js';
 import { BalanceHints } from './balance-hints.js';
-import type { Ledger, Reservation, Settlement } from './ledger.js';
+import type { ChargeOptions, Ledger, Reservation, Settlement } from './ledger.js';
+import type { ChargeOrigin, SpendUsage, UsageDetail } from './usage.js';
+
+export type { ChargeOrigin, UsageDetail };
 
 export interface Charge {
   /**
@@ -33,9 +41,9 @@ export interface Charge {
    * nothing was held (free mode, or the work never started). A hold that expired while the work
    * ran is charged from a fresh hold of what the wallet still has, so late work is not free and
    * the balance never goes below zero. After claimChargeAtEnd with nothing held: the cost in one
-   * step (see there).
+   * step (see there). `usage` (what was used) goes in the request's usage record; none: no tools, no tokens.
    */
-  settle(cost: number): Promise<Settlement | undefined>;
+  settle(cost: number, usage?: UsageDetail): Promise<Settlement | undefined>;
   /** Give every held credit back, unless already settled (a failed release is left to the TTL). */
   release(): Promise<void>;
   /**
@@ -64,9 +72,9 @@ export interface Payer {
   key?: string;
 }
 
-/** Opens one charge per piece of work; holds nothing until the charge's first `cover`. */
+/** Opens one charge per piece of work (`origin`: the request it bills); holds nothing until the charge's first `cover`. */
 export interface Charger {
-  begin(payer: Payer): Charge;
+  begin(payer: Payer, origin: ChargeOrigin): Charge;
 }
 
 const FREE_CHARGE: Charge = {
@@ -84,7 +92,7 @@ export const NO_CHARGE: Charger = { begin: () => FREE_CHARGE };
 /** Credits on: every charge goes through `ledger`. */
 export function ledgerCharger(ledger: Ledger): Charger {
   const hints = new BalanceHints();
-  return { begin: (payer) => new LedgerCharge(ledger, payer.wallet, payer.key, hints) };
+  return { begin: (payer, origin) => new LedgerCharge(ledger, payer.wallet, payer.key, origin, hints) };
 }
 
 class LedgerCharge implements Charge {
@@ -100,6 +108,7 @@ class LedgerCharge implements Charge {
     private readonly ledger: Ledger,
     private readonly wallet: string,
     private readonly key: string | undefined,
+    private readonly origin: ChargeOrigin,
     private readonly hints: BalanceHints,
   ) {}
 
@@ -152,18 +161,19 @@ class LedgerCharge implements Charge {
     }
   }
 
-  settle(cost: number): Promise<Settlement | undefined> {
+  settle(cost: number, detail: UsageDetail = NOTHING_USED): Promise<Settlement | undefined> {
     if (this.closed) return this.closed;
     const reservation = this.reservation;
-    if (!reservation && this.atEnd) return this.chargeAtEnd(cost);
+    const usage: SpendUsage = { ...this.origin, ...detail };
+    if (!reservation && this.atEnd) return this.chargeAtEnd(cost, usage);
     this.endClaim();
-    this.closed = reservation ? settleOrRecharge(this.ledger, reservation, cost).then(this.saw) : Promise.resolve(undefined);
+    this.closed = reservation ? settleOrRecharge(this.ledger, reservation, cost, usage).then(this.saw) : Promise.resolve(undefined);
     return this.closed;
   }
 
   /** The one step of a charge claimed at the end; a wallet left with nothing closes it with nothing charged. */
-  private chargeAtEnd(cost: number): Promise<Settlement> {
-    const charged = chargeWhatIsLeft(this.ledger, this.wallet, this.key, cost)
+  private chargeAtEnd(cost: number, usage: SpendUsage): Promise<Settlement> {
+    const charged = chargeWhatIsLeft(this.ledger, this.wallet, cost, { ...(this.key !== undefined ? { key: this.key } : {}), usage })
       .then(this.saw, (err: unknown) => {
         if (err instanceof InsufficientCredits) this.hints.report(this.wallet, err.balance);
         if (err instanceof KeyBudgetExhausted && this.keyHint) this.hints.report(this.keyHint, err.remaining);
@@ -201,15 +211,18 @@ class LedgerCharge implements Charge {
   }
 }
 
+const NOTHING_USED: UsageDetail = { tools: {}, promptTokens: 0, completionTokens: 0 };
+
 /**
  * `cost` in one step, or when the wallet (or the key's budget) is short what it has left (never
  * below zero, never past a key's cap); nothing left is InsufficientCredits (KeyBudgetExhausted).
+ * Only the charge that succeeds writes the record.
  */
-async function chargeWhatIsLeft(ledger: Ledger, wallet: string, key: string | undefined, cost: number): Promise<Settlement> {
+async function chargeWhatIsLeft(ledger: Ledger, wallet: string, cost: number, options: ChargeOptions): Promise<Settlement> {
   let owed = cost;
   for (;;) {
     try {
-      return await ledger.charge(wallet, owed, key);
+      return await ledger.charge(wallet, owed, options);
     } catch (err) {
       // Each refusal names what is left, below what it was asked for, so this ends.
       const left = err instanceof InsufficientCredits ? err.balance : err instanceof KeyBudgetExhausted ? err.remaining : 0;
@@ -221,13 +234,18 @@ async function chargeWhatIsLeft(ledger: Ledger, wallet: string, key: string | un
 
 /**
  * Every hold is at least 1 credit, so a positive cost charged 0 means the hold was gone (expired
- * and swept): charge min(cost, held) again in one step, or what is left of the balance.
+ * and swept): charge min(cost, held) again in one step, or what is left of the balance. A settle
+ * that charged 0 wrote no record, so the recharge's is the request's one.
  */
-async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: number): Promise<Settlement> {
-  const settlement = await ledger.settle(reservation, cost);
+async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: number, usage: SpendUsage): Promise<Settlement> {
+  const settlement = await ledger.settle(reservation, cost, usage);
   if (settlement.charged > 0 || cost === 0) return settlement;
   try {
-    return await chargeWhatIsLeft(ledger, reservation.wallet, reservation.key, Math.min(cost, reservation.amount));
+    const key = reservation.key;
+    return await chargeWhatIsLeft(ledger, reservation.wallet, Math.min(cost, reservation.amount), {
+      ...(key !== undefined ? { key } : {}),
+      usage,
+    });
   } catch (err) {
     // Nothing left: the late work goes uncharged rather than below zero (or past the key's cap).
     if (err instanceof InsufficientCredits || err instanceof KeyBudgetExhausted) return settlement;
@@ -245,18 +263,19 @@ async function settleOrRecharge(ledger: Ledger, reservation: Reservation, cost: 
 export async function withCharge<T>(
   charger: Charger,
   payer: Payer,
+  origin: ChargeOrigin,
   credits: number,
-  work: () => Promise<{ result: T; cost: number }>,
+  work: () => Promise<{ result: T; cost: number; usage?: UsageDetail }>,
 ): Promise<T> {
-  const charge = charger.begin(payer);
+  const charge = charger.begin(payer, origin);
   if (!charge.claimChargeAtEnd(credits)) await charge.cover(credits);
-  let outcome: { result: T; cost: number };
+  let outcome: { result: T; cost: number; usage?: UsageDetail };
   try {
     outcome = await work();
   } catch (err) {
     await charge.release();
     throw err;
   }
-  await charge.settle(outcome.cost);
+  await charge.settle(outcome.cost, outcome.usage);
   return outcome.result;
 }

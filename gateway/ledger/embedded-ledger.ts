@@ -18,6 +18,8 @@
  * - An outside payment (creditExternal) is committed in the same transaction as its permanent
  *   record and the wallet's new remainder; payments sharing a remainder run one at a time, each
  *   reading the remainder its predecessor committed.
+ * - Every usage record (usage.ts) is queued beside the wallet change it records and lands in the
+ *   same commit: a failed commit loses both, a crash keeps both or neither.
  *
  * - An API key's limits and spend counters (key-budgets.ts) live in `ledger_key_limits`, read once
  *   per key like a wallet and written in the same commit as the wallet a settle or charge changed;
@@ -47,7 +49,16 @@ import { GroupCommit } from './group-commit.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { creditsFor, sameExternalCredit, validateExternalCredit } from './external-credit.js';
 import type { SqliteConnection } from '../storage/sqlite/sqlite-connection.js';
-import type { Balance, ExternalCredit, ExternalCreditResult, KeyLimitsChange, Ledger, Reservation, Settlement } from './ledger.js';
+import type {
+  Balance,
+  ChargeOptions,
+  ExternalCredit,
+  ExternalCreditResult,
+  KeyLimitsChange,
+  Ledger,
+  Reservation,
+  Settlement,
+} from './ledger.js';
 import { LRUCache } from 'lru-cache';
 import {
   addSpend,
@@ -60,6 +71,7 @@ import {
   type KeySpend,
   type KeyUsage,
 } from './key-budgets.js';
+import { creditRow, spendRow, type SpendUsage, type UsageRow } from './usage.js';
 import { migrateKeyvLedger } from '../storage/legacy/keyv-ledger-migration.js';
 
 /** Settle/release outcomes kept per wallet so a repeat answers the same. */
@@ -105,6 +117,14 @@ const LEDGER_SCHEMA = `
     key_id TEXT PRIMARY KEY, wallet TEXT NOT NULL, limits TEXT NOT NULL,
     spent INTEGER NOT NULL, day INTEGER NOT NULL, day_spent INTEGER NOT NULL
   );
+  -- Usage records (usage.ts), written in the commit of the step each records; seq orders a wallet's records of one ms.
+  CREATE TABLE IF NOT EXISTS usage_records (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL, wallet TEXT NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL,
+    request_id TEXT, key_id TEXT, model TEXT, tools TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, credits INTEGER NOT NULL, source_id TEXT
+  );
+  CREATE INDEX IF NOT EXISTS usage_records_by_wallet ON usage_records (wallet, at, seq);
+  CREATE INDEX IF NOT EXISTS usage_records_by_age ON usage_records (at);
 `;
 
 export interface EmbeddedLedgerOptions {
@@ -206,6 +226,8 @@ export class EmbeddedLedger implements Ledger {
   private readonly keys = new Map<string, KeyState>();
   private readonly unlimitedKeys = new LRUCache<string, true>({ max: MAX_UNLIMITED_KEYS });
   private readonly loadingKeys = new Map<string, Promise<KeyState | undefined>>();
+  /** Usage records of the steps since the last commit started: each lands in its step's commit. */
+  private dirtyUsage: UsageRow[] = [];
   /** Outside payments on their way, by source and id: a repeat waits for the first. */
   private readonly crediting = new Map<string, Promise<ExternalCreditResult>>();
   /** One outside payment at a time per (wallet, remainder key): each reads the remainder the last committed. */
@@ -219,6 +241,7 @@ export class EmbeddedLedger implements Ledger {
   private readonly now: () => number;
   private readonly maxWallets: number;
   private readonly nextHoldId = idSequence('res_');
+  private readonly nextUsageId = idSequence('use_');
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -276,6 +299,7 @@ export class EmbeddedLedger implements Ledger {
     if (idempotencyKey === undefined) {
       const state = await this.state(address);
       const balance = addCredits(state, amount);
+      this.recordCredit(address, amount, 'grant', null);
       await this.durable(state);
       return balance;
     }
@@ -322,7 +346,7 @@ export class EmbeddedLedger implements Ledger {
     return { ...reservation, amount: hold.amount };
   }
 
-  async settle(reservation: Reservation, cost: number): Promise<Settlement> {
+  async settle(reservation: Reservation, cost: number, usage?: SpendUsage): Promise<Settlement> {
     nonNegativeInteger(cost, 'cost');
     const state = await this.state(reservation.wallet);
     this.sweep(state);
@@ -344,11 +368,15 @@ export class EmbeddedLedger implements Ledger {
     }
     const remaining = state.credits;
     const keyLeft = key ? keyRemaining(key.limits, key.spend, key.held, now) : reservation.key === undefined ? undefined : Infinity;
-    if (charged > 0) await this.durable(state, key);
+    if (charged > 0) {
+      if (usage) this.recordSpend(state.address, charged, usage, reservation.key);
+      await this.durable(state, key);
+    }
     return keyLeft === undefined ? { charged, remaining } : { charged, remaining, keyRemaining: keyLeft };
   }
 
-  async charge(wallet: string, amount: number, key?: string): Promise<Settlement> {
+  async charge(wallet: string, amount: number, options: ChargeOptions = {}): Promise<Settlement> {
+    const { key, usage } = options;
     nonNegativeInteger(amount, 'amount');
     // The key first: nothing may await between reading the wallet's state and changing it.
     const keyState = key === undefined ? undefined : await this.keyState(key);
@@ -365,7 +393,10 @@ export class EmbeddedLedger implements Ledger {
     }
     const remaining = state.credits;
     const keyLeft = keyState ? keyRemaining(keyState.limits, keyState.spend, keyState.held, now) : key === undefined ? undefined : Infinity;
-    if (amount > 0) await this.durable(state, keyState);
+    if (amount > 0) {
+      if (usage) this.recordSpend(state.address, amount, usage, key);
+      await this.durable(state, keyState);
+    }
     return keyLeft === undefined ? { charged: amount, remaining } : { charged: amount, remaining, keyRemaining: keyLeft };
   }
 
@@ -515,6 +546,7 @@ export class EmbeddedLedger implements Ledger {
       key: credit.remainderKey,
       units: remainder,
     });
+    this.recordCredit(credit.wallet, credits, credit.source, credit.externalId);
     await this.durable(state);
     return { status: 'credited', credits, remainder, balance };
   }
@@ -530,6 +562,7 @@ export class EmbeddedLedger implements Ledger {
     const record = { wallet: address, amount, result };
     this.grants.set(key, record);
     this.dirtyGrants.set(key, { ...record, at: this.now() });
+    this.recordCredit(address, amount, 'grant', key);
     try {
       await this.durable(state);
     } catch (err) {
@@ -548,6 +581,14 @@ export class EmbeddedLedger implements Ledger {
     const parsed = storedGrantSchema.parse({ ...rows[0], result: JSON.parse(rows[0].result) });
     this.grants.set(key, parsed);
     return parsed;
+  }
+
+  private recordSpend(wallet: string, credits: number, usage: SpendUsage, keyId: string | undefined): void {
+    this.dirtyUsage.push(spendRow(this.nextUsageId(), wallet, this.now(), credits, usage, keyId));
+  }
+
+  private recordCredit(wallet: string, credits: number, kind: 'grant' | ExternalCredit['source'], sourceId: string | null): void {
+    this.dirtyUsage.push(creditRow(this.nextUsageId(), wallet, this.now(), credits, kind, sourceId));
   }
 
   /** Answers once a commit holding `state`'s (and `key`'s) current values has landed. */
@@ -570,6 +611,8 @@ export class EmbeddedLedger implements Ledger {
     const remainders = [...this.dirtyRemainders.values()];
     const keys = [...this.dirtyKeys];
     this.dirtyKeys = new Set();
+    const usage = this.dirtyUsage;
+    this.dirtyUsage = [];
     this.dirty = new Set();
     this.dirtyGrants = new Map();
     this.dirtyExternals = [];
@@ -617,8 +660,26 @@ export class EmbeddedLedger implements Ledger {
             key.spend.daySpent,
           ]),
         })),
+        ...chunks(usage).map((rows) => ({
+          sql: `INSERT INTO usage_records (id, wallet, at, kind, request_id, key_id, model, tools, prompt_tokens, completion_tokens, credits, source_id)
+             VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+          params: rows.flatMap((row) => [
+            row.id,
+            row.wallet,
+            row.at,
+            row.kind,
+            row.request_id,
+            row.key_id,
+            row.model,
+            row.tools,
+            row.prompt_tokens,
+            row.completion_tokens,
+            row.credits,
+            row.source_id,
+          ]),
+        })),
       ];
-      // One statement is a transaction of its own: the common case (charges only) is one round trip.
+      // One statement is a transaction of its own; charges with their records are one transaction of two.
       if (statements.length === 1) await this.db.run(statements[0].sql, statements[0].params);
       else await this.db.transaction(statements);
     } catch (err) {

@@ -2,9 +2,11 @@
  * The ledger's contract with the rest of the gateway. Credits are integers. Two implementations:
  * the embedded ledger (embedded-ledger.ts: memory, group-committed to SQLite) and the PostgreSQL
  * ledger (postgres-ledger.ts, cluster mode); `test/gateway/ledger/ledger-contract.ts` holds both
- * to the same suite.
+ * to the same suite. Each step that moves credits in or out writes its usage record (usage.ts) in
+ * the same commit.
  */
 import type { KeyLimits, KeyUsage } from './key-budgets.js';
+import type { SpendUsage } from './usage.js';
 
 export interface Balance {
   address: string;
@@ -70,9 +72,20 @@ export interface KeyLimitsChange {
   limits: KeyLimits;
 }
 
+/** What a one-step `charge` names beside the wallet. */
+export interface ChargeOptions {
+  /** The API key the request came with: its budgets are charged too, and it is the record's key id. */
+  key?: string;
+  /** What the charge bills, for its usage record. */
+  usage?: SpendUsage;
+}
+
 export interface Ledger {
   balance(wallet: string): Promise<Balance>;
-  /** Add credits. With an idempotency key, a repeat returns the first result and grants nothing. */
+  /**
+   * Add credits. With an idempotency key, a repeat returns the first result and grants nothing.
+   * A grant writes a `grant` usage record (source id: the idempotency key) in its commit.
+   */
   grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance>;
   /**
    * Hold `amount` credits, or throw InsufficientCredits (402) with the balance in the message.
@@ -83,14 +96,20 @@ export interface Ledger {
   reserve(wallet: string, amount: number, key?: string): Promise<Reservation>;
   /** Hold `amount` more on an existing reservation, or throw InsufficientCredits. */
   extend(reservation: Reservation, amount: number): Promise<Reservation>;
-  /** Charge min(cost, reserved) and return the rest, never taking the hold's key past a cap. Idempotent. */
-  settle(reservation: Reservation, cost: number): Promise<Settlement>;
+  /**
+   * Charge min(cost, reserved) and return the rest, never taking the hold's key past a cap.
+   * Idempotent. With `usage`, a settle that charges anything writes its usage record (key id: the
+   * hold's key) in the same commit (a repeat writes none).
+   */
+  settle(reservation: Reservation, cost: number, usage?: SpendUsage): Promise<Settlement>;
   /**
    * Charge `amount` at once, holding nothing: all of it, or nothing and InsufficientCredits when
    * the wallet's spendable credits are short. Durable once it answers, like a settle. Not
    * idempotent: each call is a charge (for work whose result waits for it; see Charge.claimChargeAtEnd).
+   * With `key`, the key's budgets are charged too (KeyBudgetExhausted when short), as `reserve`;
+   * with `usage`, a charge of anything writes its usage record (key id: `key`) in the same commit.
    */
-  charge(wallet: string, amount: number, key?: string): Promise<Settlement>;
+  charge(wallet: string, amount: number, options?: ChargeOptions): Promise<Settlement>;
   /** Return every held credit. Idempotent. */
   release(reservation: Reservation): Promise<void>;
   /**
@@ -98,7 +117,8 @@ export interface Ledger {
    * credits (into credits and total_deposited), the new remainder, and a permanent record of
    * (source, externalId), so any later call for it adds nothing and answers `repeat`. The same id
    * with another wallet, units or rate is ExternalCreditConflict (409); a total past 2^53 − 1 is
-   * LedgerTotalTooLarge and records nothing.
+   * LedgerTotalTooLarge and records nothing. A credited payment writes a usage record (kind: its
+   * source, source id: its id) in the same commit; a repeat writes none.
    */
   creditExternal(credit: ExternalCredit): Promise<ExternalCreditResult>;
   /** Store a key's limits (created or changed); its spend counters are kept. */

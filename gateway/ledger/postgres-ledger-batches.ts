@@ -1,5 +1,5 @@
 /**
- * Reserves, settles, charges and releases sent to PostgreSQL in batches (`ledger_batch`, migrations 3, 10, 11, 14):
+ * Reserves, settles, charges and releases sent to PostgreSQL in batches (`ledger_batch`, migrations 3, 10, 11, 13, 14):
  * the steps asked for while a batch is out go together in the next one, which leaves the moment
  * the previous one is back; the first leaves in the check phase of the turn that asked for it,
  * so every step that turn's I/O produced joins it. No timer: a lone step waits for nothing.
@@ -28,6 +28,21 @@ export interface LedgerStep {
   amount: number;
   /** The API key whose budgets the step also takes from ('' for none). */
   key: string;
+  /** A settle's or charge's usage record, written in the batch's transaction when it takes credits. */
+  usage?: SpendRecord;
+}
+
+/** A spend's record as `ledger_record_spend` (migration 13) reads it; the wallet, time and credits are the step's. */
+export interface SpendRecord {
+  id: string;
+  kind: string;
+  request_id: string;
+  /** The step's key (its `key`, null for none): the ledger names it once. */
+  key_id: string | null;
+  model: string | null;
+  tools: Record<string, number>;
+  prompt_tokens: number;
+  completion_tokens: number;
 }
 
 /**
@@ -102,17 +117,34 @@ export class LedgerBatches {
 
   /**
    * A charge alone in its batch (a sequential client's) is one conditional UPDATE, which costs
-   * PostgreSQL less than the function (0.21 against 0.26 ms a round trip here). Only when the
-   * wallet is short does the function run, to count expired holds and answer the balance.
+   * PostgreSQL less than the function (0.21 against 0.26 ms a round trip here), its usage record
+   * inserted by the same statement (a CTE: one transaction). Only when the wallet is short does
+   * the function run, to count expired holds and answer the balance.
    */
   private async sendLoneCharge(step: LedgerStep): Promise<LedgerStepResult[]> {
-    const { wallet, amount, key } = step;
+    const { wallet, amount, key, usage } = step;
+    const now = this.options.now();
     // A key with a limits row goes through the function, which takes from its budgets too.
-    const [row] = await guarded(
-      () => this.sql<Array<{ credits: number }>>`
+    const keyUnlimited = () => this.sql`(${key} = '' or not exists (select 1 from key_limits where key_id = ${key}))`;
+    const [row] = await guarded(() =>
+      usage && amount > 0
+        ? this.sql<Array<{ credits: number }>>`
+      with spent as (
+        update wallets set credits = credits - ${amount}, total_spent = total_spent + ${amount}
+        where address = ${wallet} and credits >= ${amount}
+          and ${keyUnlimited()}
+        returning credits
+      ), recorded as (
+        insert into usage_records (id, wallet, at, kind, request_id, key_id, model, tools, prompt_tokens, completion_tokens, credits)
+        select ${usage.id}, ${wallet}, ${now}::bigint, ${usage.kind}, ${usage.request_id}, ${usage.key_id}, ${usage.model},
+          ${JSON.stringify(usage.tools)}::text::jsonb, ${usage.prompt_tokens}::bigint, ${usage.completion_tokens}::bigint, ${amount}::bigint
+        from spent
+      )
+      select credits from spent`
+        : this.sql<Array<{ credits: number }>>`
       update wallets set credits = credits - ${amount}, total_spent = total_spent + ${amount}
       where address = ${wallet} and credits >= ${amount}
-        and (${key} = '' or not exists (select 1 from key_limits where key_id = ${key}))
+        and ${keyUnlimited()}
       returning credits`,
     );
     return row ? [{ ok: true, charged: amount, credits: row.credits, refusal: null, key_remaining: null }] : this.sendBatch([step]);
@@ -126,7 +158,7 @@ export class LedgerBatches {
       select * from ledger_batch(
         ${column('kind')}::text[], ${column('wallet')}::text[], ${column('id')}::text[],
         ${column('amount').map(String)}::bigint[], ${column('key')}::text[], ${now}::bigint,
-        ${now + this.options.reservationTtlMs}::bigint)`,
+        ${now + this.options.reservationTtlMs}::bigint, ${JSON.stringify(steps.map((step) => step.usage ?? null))}::text::jsonb)`,
     );
   }
 }

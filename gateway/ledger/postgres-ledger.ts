@@ -6,6 +6,9 @@
  * grants, extends and balances one call each. Nothing is read,
  * changed and written back here, and nothing is cached: the database is the only authority.
  * Invariant, as in the embedded ledger: total_deposited = credits + held + total_spent.
+ * Usage records (usage.ts) are written in the transaction of the step they record: inside
+ * `ledger_batch` (migrations 13, 14) for settles and charges, in the same statement (a CTE) for a lone
+ * charge, a grant and an outside payment.
  *
  * Durability: a grant, an extend, a settle and a charge wait for their commit to reach disk (a
  * batch holding a settle or a charge waits once for all of it). A batch of only reserves and releases commits without
@@ -33,11 +36,25 @@ import {
   ReservationClosed,
 } from '../errors.js';
 import { validateExternalCredit } from './external-credit.js';
-import type { Balance, ExternalCredit, ExternalCreditResult, KeyLimitsChange, Ledger, Reservation, Settlement } from './ledger.js';
+import type {
+  Balance,
+  ChargeOptions,
+  ExternalCredit,
+  ExternalCreditResult,
+  KeyLimitsChange,
+  Ledger,
+  Reservation,
+  Settlement,
+} from './ledger.js';
 import { spentToday, type KeyUsage } from './key-budgets.js';
 import type { LedgerStepResult } from './postgres-ledger-batches.js';
 import { guarded, type Sql } from '../storage/postgres/database.js';
-import { LedgerBatches } from './postgres-ledger-batches.js';
+import type { PendingQuery, Row } from 'postgres';
+import { LedgerBatches, type SpendRecord } from './postgres-ledger-batches.js';
+import type { CreditKind, SpendUsage } from './usage.js';
+
+/** A piece of SQL spliced into a statement. */
+type Fragment = PendingQuery<Row[]>;
 
 export interface PostgresLedgerOptions {
   reservationTtlMs: number;
@@ -67,6 +84,7 @@ export class PostgresLedger implements Ledger {
   private sweeping: Promise<void> | undefined;
   private readonly batches: LedgerBatches;
   private readonly nextHoldId = idSequence('res_');
+  private readonly nextUsageId = idSequence('use_');
 
   constructor(
     private readonly sql: Sql,
@@ -117,10 +135,15 @@ export class PostgresLedger implements Ledger {
   async grant(wallet: string, amount: number, idempotencyKey?: string): Promise<Balance> {
     positiveInteger(amount, 'amount');
     const address = wallet.toLowerCase();
+    const now = this.now();
+    const key = idempotencyKey ?? null;
+    // The grant and its usage record in one statement (one transaction); a repeat records nothing.
     const [row] = await depositing(
       amount,
       () => this.sql<Array<Omit<Balance, 'address'> & { status: string }>>`
-        select * from ledger_grant(${address}, ${amount}::bigint, ${idempotencyKey ?? null}::text, ${this.now()}::bigint)`,
+        with granted as (select * from ledger_grant(${address}, ${amount}::bigint, ${key}::text, ${now}::bigint)),
+        recorded as (${this.recordCredit(address, now, 'grant', key, this.sql`${amount}::bigint`, this.sql`granted where status = 'granted'`)})
+        select * from granted`,
     );
     if (row.status === 'conflict') throw new IdempotencyConflict();
     return { address, credits: row.credits, total_deposited: row.total_deposited, total_spent: row.total_spent };
@@ -130,11 +153,14 @@ export class PostgresLedger implements Ledger {
     validateExternalCredit(credit);
     const address = credit.wallet.toLowerCase();
     const { source, externalId, units, unitsPerCredit, remainderKey } = credit;
+    const now = this.now();
     const [row] = await depositing(
       Number(units / unitsPerCredit),
       () => this.sql<Array<Omit<Balance, 'address'> & { status: string; added: number; remainder: string }>>`
-        select * from ledger_credit_external(${address}, ${source}, ${externalId}, ${units.toString()}::numeric,
-          ${unitsPerCredit.toString()}::numeric, ${remainderKey}, ${this.now()}::bigint)`,
+        with credited as (select * from ledger_credit_external(${address}, ${source}, ${externalId}, ${units.toString()}::numeric,
+          ${unitsPerCredit.toString()}::numeric, ${remainderKey}, ${now}::bigint)),
+        recorded as (${this.recordCredit(address, now, source, externalId, this.sql`added`, this.sql`credited where status = 'credited'`)})
+        select * from credited`,
     );
     if (row.status === 'conflict') throw new ExternalCreditConflict(source, externalId);
     return {
@@ -169,18 +195,54 @@ export class PostgresLedger implements Ledger {
     return { ...reservation, amount: row.held };
   }
 
-  async settle(reservation: Reservation, cost: number): Promise<Settlement> {
+  async settle(reservation: Reservation, cost: number, usage?: SpendUsage): Promise<Settlement> {
     nonNegativeInteger(cost, 'cost');
-    const { wallet, id } = reservation;
-    const row = await this.batches.run({ kind: 'settle', wallet, id, amount: cost, key: reservation.key ?? '' });
-    return settlement(row, reservation.key);
+    const { wallet, id, key } = reservation;
+    const row = await this.batches.run({
+      kind: 'settle',
+      wallet,
+      id,
+      amount: cost,
+      key: key ?? '',
+      ...(usage ? { usage: this.spendRecord(usage, key) } : {}),
+    });
+    return settlement(row, key);
   }
 
-  async charge(wallet: string, amount: number, key?: string): Promise<Settlement> {
+  async charge(wallet: string, amount: number, options: ChargeOptions = {}): Promise<Settlement> {
     nonNegativeInteger(amount, 'amount');
-    const row = await this.batches.run({ kind: 'charge', wallet: wallet.toLowerCase(), id: '', amount, key: key ?? '' });
+    const { key, usage } = options;
+    const row = await this.batches.run({
+      kind: 'charge',
+      wallet: wallet.toLowerCase(),
+      id: '',
+      amount,
+      key: key ?? '',
+      ...(usage ? { usage: this.spendRecord(usage, key) } : {}),
+    });
     if (!row.ok) refused(row, amount);
     return settlement(row, key);
+  }
+
+  /** A spend's record; its key id is the key the step charges (the hold's, or the charge's). */
+  private spendRecord(usage: SpendUsage, key: string | undefined): SpendRecord {
+    return {
+      id: this.nextUsageId(),
+      kind: usage.kind,
+      request_id: usage.requestId,
+      key_id: key ?? null,
+      model: usage.model,
+      tools: usage.tools,
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+    };
+  }
+
+  /** The INSERT of a credit's usage record, for a CTE beside the step that credits (`credits` and `from` name its result). */
+  private recordCredit(wallet: string, now: number, kind: CreditKind, sourceId: string | null, credits: Fragment, from: Fragment) {
+    return this.sql`
+      insert into usage_records (id, wallet, at, kind, credits, source_id)
+      select ${this.nextUsageId()}, ${wallet}, ${now}::bigint, ${kind}, ${credits}, ${sourceId}::text from ${from}`;
   }
 
   async release(reservation: Reservation): Promise<void> {

@@ -25,6 +25,8 @@ import { keepKeyCachesHonest } from '../storage/redis/redis-key-invalidation.js'
 import { RedisKeptRounds } from '../storage/redis/redis-kept-rounds.js';
 import { clusterHealth } from '../storage/cluster-health.js';
 import { PostgresLedger } from '../ledger/postgres-ledger.js';
+import { PostgresUsageHistory } from '../storage/postgres/postgres-usage-history.js';
+import { sweepUsageEvery } from '../ledger/usage.js';
 import { ApiKeys } from '../keys/api-keys.js';
 import { PostgresKeyStore } from '../keys/postgres-key-store.js';
 import { SiweVerifier } from '../keys/siwe.js';
@@ -58,6 +60,8 @@ export async function openClusterStores(config: ClusterConfig, { logger, siweCha
     const ledger = new PostgresLedger(db.sql, { reservationTtlMs: settings.reservationTtlMs, onSweepError });
     ledger.start();
     opened.push(() => ledger.stop());
+    const usage = new PostgresUsageHistory(db.sql);
+    opened.push(sweepUsageEvery(usage, config.usage.retentionDays, (err) => logger.error({ err }, 'usage records sweep failed')));
     const responses = new PostgresResponseStore(db.sql, responseSettings);
     opened.push(sweepEvery(responses, responseSettings.sweepIntervalMs, onSweepError));
     const apiKeys = new ApiKeys<KeyLimits>(new PostgresKeyStore(db.sql), {
@@ -95,6 +99,7 @@ export async function openClusterStores(config: ClusterConfig, { logger, siweCha
     logger.info({ migrated, redis: redis !== undefined }, 'cluster mode: accounts on PostgreSQL');
     return {
       ledger,
+      usage,
       apiKeys,
       siwe,
       responses,
@@ -127,5 +132,9 @@ export async function openClusterCliStores(config: ClusterConfig): Promise<CliSt
     await db.close();
     throw err;
   }
-  return { ledger: new PostgresLedger(db.sql, { reservationTtlMs: config.accounts.reservationTtlMs }), close: () => db.close() };
+  return {
+    ledger: new PostgresLedger(db.sql, { reservationTtlMs: config.accounts.reservationTtlMs }),
+    usage: new PostgresUsageHistory(db.sql),
+    close: () => db.close(),
+  };
 }

@@ -20,6 +20,8 @@ import { acquireDataDirLock } from '../storage/data-dir-lock.js';
 import { openStore, STORE_FILE, type KeyvStore } from '../storage/sqlite/keyv-store.js';
 import { openSqlite } from '../storage/sqlite/sqlite-connection.js';
 import { openSqliteResponseStore } from '../storage/sqlite/sqlite-response-store.js';
+import { sqliteUsageHistory } from '../storage/sqlite/sqlite-usage-history.js';
+import { sweepUsageEvery, type UsageHistory } from '../ledger/usage.js';
 import { openSqliteX402PaymentRecords } from '../storage/sqlite/sqlite-x402-payment-records.js';
 import { openSqliteDepositStore } from '../storage/sqlite/sqlite-deposit-store.js';
 import { moveKeysToOwnFile } from '../storage/legacy/keys-file-move.js';
@@ -54,6 +56,8 @@ export interface DataDirOptions {
 /** What one DATA_DIR holds, opened under its lock: the credits CLI opens this alone. */
 export interface DataDirStores {
   ledger: EmbeddedLedger;
+  /** The ledger's usage records (its SQLite file), read on its connection. */
+  usage: UsageHistory;
   apiKeys: ApiKeys<KeyLimits>;
   /** SIWE proofs, their nonces in this process's memory (one process owns the DATA_DIR). */
   siwe: SiweVerifier;
@@ -91,6 +95,7 @@ export async function openDataDirStores(options: DataDirOptions): Promise<DataDi
     opened.push(sweepEvery(responses, options.responses.sweepIntervalMs, options.onSweepError ?? (() => {})));
     return {
       ledger,
+      usage: sqliteUsageHistory(db),
       apiKeys: new ApiKeys<KeyLimits>(new KeyvKeyStore(keysFile.keys), {
         onTouchError: options.onTouchError,
         limitsOf: limitsFrom(ledger),
@@ -136,8 +141,12 @@ export async function openEmbeddedStores(config: Config, { logger, siweChain }: 
     throw err;
   }
   const { keptRoundsMaxEntries: maxEntries, keptRoundsMaxChars: maxChars } = config.chat;
+  const stopUsageSweep = sweepUsageEvery(dataDir.usage, config.usage.retentionDays, (err) =>
+    logger.error({ err }, 'usage records sweep failed'),
+  );
   return {
     ledger: dataDir.ledger,
+    usage: dataDir.usage,
     apiKeys: dataDir.apiKeys,
     siwe: dataDir.siwe,
     responses: dataDir.responses,
@@ -150,6 +159,7 @@ export async function openEmbeddedStores(config: Config, { logger, siweChain }: 
     health: storeHealth(dataDir),
     keysFile: dataDir.keysFile,
     close: async () => {
+      stopUsageSweep();
       await deposits.close();
       await dataDir.close();
     },

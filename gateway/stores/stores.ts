@@ -15,6 +15,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { HealthContributor } from '../health.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { UsageHistory } from '../ledger/usage.js';
 import type { ApiKeys } from '../keys/api-keys.js';
 import type { SiweVerifier } from '../keys/siwe.js';
 import type { ResponseStore } from '../responses/response-store.js';
@@ -29,6 +30,8 @@ import type { KeyvStore } from '../storage/sqlite/keyv-store.js';
 export interface Stores {
   /** The credit ledger: memory group-committed to SQLite (embedded), or PostgreSQL (cluster). */
   ledger: Ledger;
+  /** The usage records the ledger writes with each step: read by GET /credits/usage, swept past `usage.retentionDays`. */
+  usage: UsageHistory;
   /** API key records (Keyv in DATA_DIR, or PostgreSQL) behind the in-process key cache. */
   apiKeys: ApiKeys<KeyLimits>;
   /** SIWE proofs, with their nonces in this process's memory, or in Redis shared by every instance. */
@@ -68,6 +71,7 @@ export interface StoreOpening {
 /** What the credits CLI opens: the ledger alone, without Redis and nothing that serves requests. */
 export interface CliStores {
   ledger: Ledger;
+  usage: UsageHistory;
   close(): Promise<void>;
 }
 

@@ -330,6 +330,111 @@ describe('playground: a key minted with limits', { skip }, () => {
   });
 });
 
+describe('playground usage table', { skip }, () => {
+  let gateway: TestGateway;
+  before(async () => {
+    gateway = await startChatGateway({
+      upstream,
+      config: (json) => {
+        patientOperator(json);
+        json.freeMode = false;
+      },
+    });
+  });
+  after(() => gateway?.stop());
+
+  test("records newest first a page at a time, totals per day, model and key, and a chat's record appearing on top", async () => {
+    const { page, violations, close } = await openPage();
+    const wallet = '0x' + '4d'.repeat(20);
+    const { key, record } = await gateway.apiKeys.create({ address: wallet, name: 'table', verified: true });
+    await gateway.ledger.grant(wallet, 100);
+    // Twelve tool runs (one record each) and the grant: two pages of ten.
+    for (let i = 0; i < 12; i++) {
+      const res = await fetch(`${gateway.url}/v1/tools/execute`, {
+        method: 'POST',
+        headers: { 'x-wallet-address': wallet, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ tool: 'echo', args: { text: `run ${i}` } }),
+      });
+      assert.equal(res.status, 200);
+    }
+    try {
+      await page.goto(gateway.url);
+      await page.fill('#wallet-address', wallet);
+      await page.fill('#api-key', key);
+      await page.click('#save-key');
+      await page.locator('#balance', { hasText: '88 credits' }).waitFor();
+      await page.click('#usage summary');
+      const rows = page.locator('#usage-table tbody tr');
+      await page.locator('#usage-page', { hasText: 'page 1' }).waitFor();
+      assert.equal(await rows.count(), 10);
+      assert.deepEqual(
+        await rows
+          .nth(0)
+          .locator('td')
+          .allInnerTexts()
+          .then((cells) => cells.slice(1)),
+        ['tool', '—', 'echo', '—', '−1', record.id],
+      );
+      await page.click('#usage-older');
+      await page.locator('#usage-page', { hasText: 'page 2' }).waitFor();
+      assert.equal(await rows.count(), 3);
+      assert.deepEqual(
+        await rows
+          .nth(2)
+          .locator('td')
+          .allInnerTexts()
+          .then((cells) => [cells[1], cells[5]]),
+        ['grant', '+100'],
+      );
+      assert.equal(await page.locator('#usage-older').isDisabled(), true);
+      await screenshot(page, 'playground-usage-page-2');
+      await page.click('#usage-newer');
+      await page.locator('#usage-page', { hasText: 'page 1' }).waitFor();
+
+      await page.selectOption('#usage-view', 'model');
+      await page.locator('#usage-page', { hasText: 'totals' }).waitFor();
+      assert.deepEqual(await rows.nth(0).locator('td').allInnerTexts(), ['—', '13', '12', '100', '0', '0']);
+      await page.selectOption('#usage-view', 'key');
+      await page.locator('#usage-table th', { hasText: 'key' }).waitFor();
+      assert.deepEqual(await rows.nth(0).locator('td').allInnerTexts(), [record.id, '12', '12', '0', '0', '0']);
+      await page.selectOption('#usage-view', 'day');
+      await page.locator('#usage-table th', { hasText: 'day' }).waitFor();
+      assert.deepEqual(
+        await rows
+          .nth(0)
+          .locator('td')
+          .allInnerTexts()
+          .then((cells) => cells.slice(1, 4)),
+        ['13', '12', '100'],
+      );
+      await screenshot(page, 'playground-usage-totals');
+
+      // A chat from the page: its record is on top of the table once it has answered.
+      await page.selectOption('#usage-view', 'records');
+      await page.selectOption('#usage-kind', 'chat');
+      await page.locator('#usage-table caption', { hasText: 'No usage yet.' }).waitFor();
+      upstream.script({ text: 'Counted.', usage: { prompt_tokens: 1500, completion_tokens: 250 } });
+      await page.locator('#model option[value="svc-8b-operator"]').waitFor({ state: 'attached' });
+      await page.selectOption('#model', 'svc-8b-operator');
+      await page.fill('#chat-input', 'Count this.');
+      await page.click('#chat-send');
+      await page.locator('#usage-table tbody tr[data-kind="chat"]').waitFor();
+      assert.deepEqual(
+        await rows
+          .nth(0)
+          .locator('td')
+          .allInnerTexts()
+          .then((cells) => cells.slice(1)),
+        ['chat', 'svc-8b-operator', '—', '1500 / 250', '−2', record.id],
+      );
+      await screenshot(page, 'playground-usage-chat');
+      assert.deepEqual(violations, []);
+    } finally {
+      await close();
+    }
+  });
+});
+
 describe('playground errors from the API', { skip }, () => {
   let gateway: TestGateway;
   before(async () => {

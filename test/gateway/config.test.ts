@@ -298,6 +298,16 @@ test('stored responses: 24 h, 100 per wallet and 16 MiB by default; RESPONSES_* 
   assert.throws(() => parseConfig(fileJson(), { RESPONSES_MAX_PER_WALLET: 'many' }), /RESPONSES_MAX_PER_WALLET must be a whole number/);
 });
 
+test('usage records: kept 90 days by default; the file or USAGE_RETENTION_DAYS sets it, a whole number of days', () => {
+  assert.deepEqual(parseConfig(fileJson(), {}).usage, { retentionDays: 90 });
+  assert.deepEqual(parseConfig({ ...fileJson(), usage: { retentionDays: 7 } }, {}).usage, { retentionDays: 7 });
+  assert.deepEqual(parseConfig({ ...fileJson(), usage: { retentionDays: 7 } }, { USAGE_RETENTION_DAYS: '30' }).usage, {
+    retentionDays: 30,
+  });
+  assert.throws(() => parseConfig({ ...fileJson(), usage: { retentionDays: 0 } }, {}), /usage\.retentionDays/);
+  assert.throws(() => parseConfig(fileJson(), { USAGE_RETENTION_DAYS: 'long' }), /USAGE_RETENTION_DAYS must be a whole number/);
+});
+
 test('x402: off by default; the file section with its defaults; X402_* variables override the facilitator, pay-to and its auth header', () => {
   assert.equal(parseConfig(fileJson(), {}).x402, undefined);
   const asset = {

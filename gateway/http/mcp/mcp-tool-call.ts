@@ -44,11 +44,11 @@ export interface ToolCallDeps {
 /** Who is calling, as the guard left it on `ctx.state`, and how the request ends. */
 export interface McpCaller {
   wallet: string;
-  /** The API key the request came with: its budgets are charged too. */
+  /** The API key the request came with: its budgets are charged too, and it is the call's usage record's key id. */
   key?: string;
   /** The tools the key may use; absent: every tool. */
   scope?: ToolScope;
-  /** The HTTP request's id, for the per-call log line. */
+  /** The HTTP request's id, for the per-call log line and the call's usage record. */
   requestId: string;
   /** Aborted when the client closes the connection before the answer is written. */
   disconnected: AbortSignal;
@@ -86,9 +86,11 @@ export async function runToolCall(deps: ToolCallDeps, caller: McpCaller, call: T
     if (caller.scope && !caller.scope.allowsName(call.name, deps.tools.listTools())) throw toolNotAllowed(call.name);
     const { signal } = running;
     const payer = caller.key === undefined ? { wallet: caller.wallet } : { wallet: caller.wallet, key: caller.key };
-    const result = await withCharge(deps.charger, payer, TOOL_EXECUTION_CREDITS, async () => ({
+    const origin = { kind: 'mcp' as const, requestId: caller.requestId, model: null };
+    const result = await withCharge(deps.charger, payer, origin, TOOL_EXECUTION_CREDITS, async () => ({
       result: await deps.tools.callTool(call.name, call.args, { signal, trace: span }),
       cost: TOOL_EXECUTION_CREDITS,
+      usage: { tools: { [call.name]: 1 }, promptTokens: 0, completionTokens: 0 },
     }));
     logCall(deps.logger, caller, call.name, started, 'ok');
     return toolResult(call.name === LIST_TOOLS_NAME ? deps.listing.onlyOffered(result as ListToolsResult, caller.scope) : result);

@@ -1,8 +1,9 @@
 /**
  * Operator routes, behind `requireAdmin(ADMIN_TOKEN, 'disabled')`:
  * `POST /admin/credits/grant {address, amount}` with an `Idempotency-Key` header (a repeat
- * returns the first result and grants nothing), `GET /admin/credits/:address` and
- * `PATCH /admin/api-keys/:id {wallet, …limits}` (change a key's limits, as its owner can with a SIWE proof).
+ * returns the first result and grants nothing), `GET /admin/credits/:address`,
+ * `PATCH /admin/api-keys/:id {wallet, …limits}` (change a key's limits, as its owner can with a SIWE proof) and
+ * `GET /admin/credits/:address/usage` (the wallet's usage records, as GET /credits/usage answers them).
  *
  * @example
  *   curl -X POST $URL/admin/credits/grant -H "Authorization: Bearer $ADMIN_TOKEN" \
@@ -18,6 +19,9 @@ import type { Ledger } from '../../ledger/ledger.js';
 import type { ApiKeys } from '../../keys/api-keys.js';
 import type { KeyLimits } from '../../ledger/key-budgets.js';
 import { changeKeyLimits, keyListingSchema, limitFields, type KnownNames } from '../key-limits-body.js';
+import type { UsageHistory } from '../../ledger/usage.js';
+import { usageAnswer, usageQuerySchema } from '../../ledger/usage-query.js';
+import { usageListSchema, usageTotalsSchema } from '../openapi/usage-schemas.js';
 import { requireAdmin } from '../middleware/admin-auth.js';
 import { parseWalletAddress } from '../../wallet-address.js';
 import { MAX_GRANT } from '../../ledger/ledger-amounts.js';
@@ -47,7 +51,14 @@ function walletParam(value: string, param: string): string {
 
 export function registerAdminRoutes(
   router: Router,
-  deps: { adminToken: string | undefined; ledger: Ledger; apiKeys: ApiKeys<KeyLimits>; known: KnownNames; jsonBody: Middleware },
+  deps: {
+    adminToken: string | undefined;
+    ledger: Ledger;
+    usage: UsageHistory;
+    apiKeys: ApiKeys<KeyLimits>;
+    known: KnownNames;
+    jsonBody: Middleware;
+  },
 ): void {
   const admin = compose([requireAdmin(deps.adminToken, 'disabled'), admit, deps.jsonBody]);
 
@@ -76,6 +87,10 @@ export function registerAdminRoutes(
     if (!parsed.success) throw invalidRequestFrom(parsed.error, { unnamed: 'Request body: ' });
     const { wallet, ...fields } = parsed.data;
     ctx.body = await changeKeyLimits(deps, walletParam(wallet, 'wallet'), ctx.params.id, fields, deps.known);
+  });
+
+  router.get('/admin/credits/:address/usage', admin, async (ctx) => {
+    ctx.body = await usageAnswer(deps.usage, walletParam(ctx.params.address, 'address'), ctx.query);
   });
 }
 
@@ -124,5 +139,17 @@ export const adminRouteDocs: RouteDoc[] = [
     body: patchKeySchema,
     response: { description: 'The key as its owner lists it', content: json(keyListingSchema) },
     errors: [400, 404],
+  },
+  {
+    method: 'get',
+    path: '/admin/credits/:address/usage',
+    tag: 'Admin',
+    summary: "Any wallet's usage records",
+    description: 'As GET /credits/usage answers the wallet itself. Answers 404 while ADMIN_TOKEN is unset.',
+    access: 'admin',
+    pathParams: addressParam,
+    query: usageQuerySchema,
+    response: { description: 'A page of records, or totals', content: json(z.union([usageListSchema, usageTotalsSchema])) },
+    errors: [400],
   },
 ];

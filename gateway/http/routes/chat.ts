@@ -17,6 +17,7 @@ import type { ChatAbort } from '../../chat/chat-abort.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { callerWallet } from '../middleware/wallet.js';
 import { traceOf } from '../middleware/trace-request.js';
+import { chargeOrigin } from '../charge-origin.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { z } from 'zod';
 import { errorObjectSchema, type RouteDoc } from '../openapi/route-doc.js';
@@ -38,6 +39,7 @@ export function registerChatRoutes(router: Router, guards: Middleware[], orchest
       sampling: request.sampling,
       wallet: callerWallet(ctx),
       ...keyOfPlan(ctx),
+      origin: chargeOrigin(ctx, 'chat'),
       ...(format ? { format } : {}),
       trace: traceOf(ctx),
     };

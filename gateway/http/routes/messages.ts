@@ -31,6 +31,7 @@ import { MessageEventWriter } from '../sse/message-event-writer.js';
 import { callerWallet } from '../middleware/wallet.js';
 import { traceOf } from '../middleware/trace-request.js';
 import { assertModelAllowed, keyOfPlan } from '../key-scope.js';
+import { chargeOrigin } from '../charge-origin.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
@@ -81,6 +82,7 @@ function planOf(ctx: Context, request: MessagesRequest, orchestrator: ChatOrches
     wallet: callerWallet(ctx),
     trace: traceOf(ctx),
     ...keyOfPlan(ctx),
+    origin: chargeOrigin(ctx, 'message'),
   };
 }
 

@@ -31,6 +31,7 @@ import { assertCallsAnswered, keepResponse, loadResponse, responseNotFound, with
 import { assertModelAllowed, keyOfPlan } from '../key-scope.js';
 import { callerWallet } from '../middleware/wallet.js';
 import { traceOf } from '../middleware/trace-request.js';
+import { chargeOrigin } from '../charge-origin.js';
 import { setCreditHeaders } from '../credit-headers.js';
 import { answerUnlessClientLeaves } from '../client-disconnect.js';
 import { json, type RouteDoc } from '../openapi/route-doc.js';
@@ -121,6 +122,7 @@ async function prepare(ctx: Context, request: ResponsesRequest, deps: ResponseRo
       sampling: request.sampling,
       wallet,
       ...keyOfPlan(ctx),
+      origin: chargeOrigin(ctx, 'response'),
       ...(format ? { format } : {}),
       trace: traceOf(ctx),
     },

@@ -12,10 +12,10 @@ import { echoed, InvalidRequest, type GatewayError } from '../../errors.js';
 import { invalidToolArguments, toolNotFound } from '../../tools/tool-errors.js';
 import type { ToolRunner } from '../../tools/types.js';
 import { x402RouteDocs } from '../middleware/x402-payment.js';
-import { callerWallet } from '../middleware/wallet.js';
 import { traceOf } from '../middleware/trace-request.js';
 import { assertToolAllowed, payerOf, toolScopeOf } from '../key-scope.js';
 import { LIST_TOOLS_NAME, type ListToolsResult } from '../../tools/list-tools-builtin.js';
+import { chargeOrigin } from '../charge-origin.js';
 import { clientGoneSignal } from '../client-disconnect.js';
 import { errorObjectSchema, json, type RouteDoc } from '../openapi/route-doc.js';
 
@@ -77,9 +77,10 @@ export function registerToolRoutes(router: Router, guard: Middleware, options: T
     assertToolAllowed(ctx, name, tools);
 
     const signal = callSignal(ctx, options.shuttingDown);
-    const result = await withCharge(options.charger, payerOf(ctx), TOOL_EXECUTION_CREDITS, async () => ({
+    const result = await withCharge(options.charger, payerOf(ctx), chargeOrigin(ctx, 'tool'), TOOL_EXECUTION_CREDITS, async () => ({
       result: await tools.callTool(name, args, { signal, trace: traceOf(ctx) }),
       cost: TOOL_EXECUTION_CREDITS,
+      usage: { tools: { [name]: 1 }, promptTokens: 0, completionTokens: 0 },
     }));
     const scope = toolScopeOf(ctx);
     // list_tools answers for every tool: a limited key hears only of its own.

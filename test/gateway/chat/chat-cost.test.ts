@@ -14,6 +14,9 @@ import { openSqlite, type SqliteConnection } from '../../../gateway/storage/sqli
 import { ledgerCharger } from '../../../gateway/ledger/charging.js';
 import { chatCost, creditsToCover } from '../../../gateway/pricing.js';
 
+/** The usage record's origin for charges these tests open. */
+const ORIGIN = { kind: 'tool' as const, requestId: 'req_test', model: null };
+
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-billing-'));
 let db: SqliteConnection;
 let now = 1_000_000;
@@ -33,7 +36,7 @@ const none = { prompt_tokens: 0, completion_tokens: 0 };
 test('a reservation that expires mid-chat: cover says stop, settle charges what was consumed from a fresh hold', async () => {
   const wallet = '0x' + 'a1'.repeat(20);
   await ledger.grant(wallet, 10);
-  const billing = ledgerCharger(ledger).begin({ wallet });
+  const billing = ledgerCharger(ledger).begin({ wallet }, ORIGIN);
   assert.equal(await billing.cover(creditsToCover(none, 500, 1000)), true); // holds 3
   const used = { prompt_tokens: 1500, completion_tokens: 500 };
   now += 1_001; // the TTL passes while the chat runs: the sweep gives the 3 back
@@ -48,7 +51,7 @@ test('the fresh hold never takes the wallet below zero: it charges what is left,
     { wallet: '0x' + 'b3'.repeat(20), spentElsewhere: 4, charged: 0 },
   ]) {
     await ledger.grant(wallet, 4);
-    const billing = ledgerCharger(ledger).begin({ wallet });
+    const billing = ledgerCharger(ledger).begin({ wallet }, ORIGIN);
     assert.equal(await billing.cover(4), true);
     now += 1_001;
     // Meanwhile the returned credits are spent elsewhere.
@@ -66,7 +69,7 @@ test('the fresh hold never takes the wallet below zero: it charges what is left,
 test('the hold is topped up to the cost so far plus the next worst case, not grown by every worst case', async () => {
   const wallet = '0x' + 'c3'.repeat(20);
   await ledger.grant(wallet, 12);
-  const billing = ledgerCharger(ledger).begin({ wallet });
+  const billing = ledgerCharger(ledger).begin({ wallet }, ORIGIN);
   // Each call: a 1000-token prompt estimate and 2048 output tokens at worst → 6 credits.
   for (let call = 0; call < 6; call++) {
     const used = { prompt_tokens: 60 * call, completion_tokens: 10 * call };

@@ -68,7 +68,14 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     const bobKey = (await embedded.apiKeys.create({ address: bob, name: 'free', verified: false })).key;
     await embedded.ledger.grant(alice, 50, 'invoice-17');
     await embedded.ledger.grant(bob, 7);
-    await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5), 3);
+    const chat = { kind: 'chat', requestId: 'req_before_move', model: 'conductor' } as const;
+    await embedded.ledger.settle(await embedded.ledger.reserve(alice, 5, 'key_laptop'), 3, {
+      ...chat,
+      tools: { echo: 2 },
+      promptTokens: 1_000,
+      completionTokens: 900,
+    });
+    const usageBefore = (await embedded.usage.page({ wallet: alice }, 10)).records;
     await embedded.ledger.reserve(alice, 4); // open when the gateway stopped
     const deposit = {
       wallet: bob,
@@ -87,7 +94,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       prepare: (record) =>
         embedded.ledger.setKeyLimits({ keyId: record.id, wallet: bob, limits: { ...NO_KEY_LIMITS, maxCredits: 5, tools: ['list_tools'] } }),
     });
-    await embedded.ledger.charge(bob, 2, capped.record.id);
+    await embedded.ledger.charge(bob, 2, { key: capped.record.id });
     // An x402 settlement still pending when the gateway stopped.
     const pendingPayment = {
       id: `eip155:8453:0x${'ab'.repeat(32)}`,
@@ -132,6 +139,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       deposits: { copied: 1, skipped: 0 },
       x402Payments: { copied: 1, skipped: 0 },
       keyLimits: { copied: 1, skipped: 0 },
+      usageRecords: { copied: 4, skipped: 0 },
     });
     const again = await cli(['migrate-to-postgres'], env);
     assert.equal(again.code, 0, again.stderr);
@@ -144,6 +152,7 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
       deposits: { copied: 0, skipped: 1 },
       x402Payments: { copied: 0, skipped: 1 },
       keyLimits: { copied: 0, skipped: 1 },
+      usageRecords: { copied: 0, skipped: 4 },
     });
     const deposits = new PostgresDepositStore(db.sql);
     assert.deepEqual(
@@ -163,8 +172,8 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     // The capped key keeps its limits and what it spent: 3 more, not 4.
     const usage = (await ledger.keyUsage([capped.record.id])).get(capped.record.id);
     assert.deepEqual([usage?.limits.maxCredits, usage?.limits.tools, usage?.spent], [5, ['list_tools'], 2]);
-    await assert.rejects(ledger.charge(bob, 4, capped.record.id), KeyBudgetExhausted);
-    assert.equal((await ledger.charge(bob, 3, capped.record.id)).keyRemaining, 0);
+    await assert.rejects(ledger.charge(bob, 4, { key: capped.record.id }), KeyBudgetExhausted);
+    assert.equal((await ledger.charge(bob, 3, { key: capped.record.id })).keyRemaining, 0);
 
     const keys = new ApiKeys(new PostgresKeyStore(db.sql));
     assert.equal((await keys.find(aliceKey))?.name, 'laptop');
@@ -180,6 +189,29 @@ describe('the credits CLI in cluster mode', { skip: services.skip }, () => {
     const grant = await cli(['grant', BOB.address, '10'], env);
     assert.equal(grant.code, 0, grant.stderr);
     assert.deepEqual(JSON.parse(grant.stdout), { address: bob, credits: 15, total_deposited: 20, total_spent: 5, granted: 10 });
+
+    // The usage records came along as they were (ids, times, order), and the CLI reads them from PostgreSQL.
+    const listing = await cli(['usage', ALICE.address], env);
+    assert.equal(listing.code, 0, listing.stderr);
+    const listed = JSON.parse(listing.stdout);
+    assert.deepEqual(listed.data, usageBefore);
+    assert.deepEqual(
+      listed.data.map((r: { kind: string; credits: number }) => [r.kind, r.credits]),
+      [
+        ['chat', 3],
+        ['grant', 50],
+      ],
+    );
+    const totals = await cli(['usage', BOB.address, '--group-by', 'model', '--kind', 'grant'], env);
+    assert.equal(totals.code, 0, totals.stderr);
+    assert.deepEqual(JSON.parse(totals.stdout), {
+      object: 'usage_totals',
+      group_by: 'model',
+      data: [{ group: null, records: 2, spent: 0, added: 17, prompt_tokens: 0, completion_tokens: 0 }],
+    });
+    const bad = await cli(['usage', BOB.address, '--limit', '900'], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^credits: .*limit/);
   });
 
   test('migrate-to-postgres without DATABASE_URL, or with PostgreSQL down, exits 1 naming what is missing', async () => {

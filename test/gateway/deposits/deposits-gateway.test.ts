@@ -167,6 +167,14 @@ test('a deposit through the built gateway: info, pending, kill -9, restart, cred
   assert.equal(badBody.error.type, 'invalid_request_error');
   assert.equal(badBody.error.param, 'limit');
   assert.equal(((await (await fetch(`${second.url}/credits/balance`, { headers })).json()) as { credits: number }).credits, 155);
+  // Each credited deposit wrote its usage record, with the deposit's id as its source.
+  const usage = (await (await fetch(`${second.url}/credits/usage`, { headers })).json()) as {
+    data: Array<{ kind: string; credits: number; source_id: string }>;
+  };
+  assert.deepEqual(
+    usage.data.map((r) => [r.kind, r.credits, r.source_id]),
+    [...page1.data, ...page2.data].map((d) => ['deposit', d.credits, d.id]),
+  );
 
   const health = (await (await fetch(`${second.url}/health`)).json()) as { deposits: Array<Record<string, unknown>> };
   assert.equal(health.deposits.length, 1);

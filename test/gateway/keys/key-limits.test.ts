@@ -263,6 +263,38 @@ describe('key limits (embedded, credits on)', () => {
     assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
   });
 
+  test("GET /credits/usage: a key with limits sees only its own records, whatever key_id it names; a key without sees the wallet's", async () => {
+    await gateway.ledger.grant(wallet, 100);
+    const limited = (await mintKeyWith(gateway, ALICE, { max_credits: 10 })).body;
+    const ownerId = (await listKeys(ownerKey)).body.data.find((k: { name: string }) => k.name === 'owner').id;
+    assert.equal((await execute(limited.key, 'echo', { text: 'mine' })).status, 200);
+    assert.equal((await execute(limited.key, 'echo', { text: 'mine too' })).status, 200);
+    assert.equal((await execute(ownerKey, 'echo', { text: 'the owner' })).status, 200);
+    const usage = (key: string, query = '') => call(`${gateway.url}/credits/usage${query}`, { headers: authHeaders(key, wallet) });
+
+    const own = await usage(limited.key);
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.deepEqual(
+      own.body.data.map((r: { kind: string; key_id: string; credits: number }) => [r.kind, r.key_id, r.credits]),
+      [
+        ['tool', limited.id, 1],
+        ['tool', limited.id, 1],
+      ],
+    );
+    assert.deepEqual((await usage(limited.key, `?key_id=${ownerId}`)).body.data, [], 'naming another key shows none of its records');
+    assert.deepEqual((await usage(limited.key, '?group_by=key')).body.data, [
+      { group: limited.id, records: 2, spent: 2, added: 0, prompt_tokens: 0, completion_tokens: 0 },
+    ]);
+
+    // A key without limits sees the wallet's every record: the limited key's, its own, and the grants.
+    const all = (await usage(ownerKey, '?limit=200')).body.data as Array<{ kind: string; key_id: string | null }>;
+    assert.deepEqual(
+      all.slice(0, 3).map((r) => r.key_id),
+      [ownerId, limited.id, limited.id],
+    );
+    assert.ok(all.some((r) => r.kind === 'grant' && r.key_id === null));
+  });
+
   test('a key without limits is listed with limits and spend null', async () => {
     const listing = (await listKeys(ownerKey)).body.data.find((k: { name: string }) => k.name === 'owner');
     assert.deepEqual([listing.limits, listing.spend], [null, null]);

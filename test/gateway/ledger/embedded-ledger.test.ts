@@ -145,17 +145,17 @@ describe('embedded ledger on SQLite', () => {
     await ledger.grant(wallet, 100);
     const keyId = 'key_durable';
     await ledger.setKeyLimits({ keyId, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 10 } });
-    await ledger.charge(wallet, 4, keyId);
+    await ledger.charge(wallet, 4, { key: keyId });
     state.failNext = true;
-    await assert.rejects(ledger.charge(wallet, 3, keyId), { code: 'store_unavailable' });
+    await assert.rejects(ledger.charge(wallet, 3, { key: keyId }), { code: 'store_unavailable' });
     assert.equal((await ledger.keyUsage([keyId])).get(keyId)?.spent, 4, 'the failed charge is not counted');
     assert.equal((await ledger.balance(wallet)).total_spent, 4);
     // "Crash": a new ledger on the same file.
     const next = await openEmbeddedLedger(db, { reservationTtlMs: 60_000 });
     try {
       assert.equal((await next.keyUsage([keyId])).get(keyId)?.spent, 4);
-      await assert.rejects(next.charge(wallet, 7, keyId), { code: 'key_budget_exhausted' });
-      assert.equal((await next.charge(wallet, 6, keyId)).keyRemaining, 0);
+      await assert.rejects(next.charge(wallet, 7, { key: keyId }), { code: 'key_budget_exhausted' });
+      assert.equal((await next.charge(wallet, 6, { key: keyId })).keyRemaining, 0);
     } finally {
       await next.stop();
     }

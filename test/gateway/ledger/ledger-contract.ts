@@ -1,7 +1,10 @@
 /**
  * The contract every `Ledger` implementation keeps, as one suite: grant, reserve, extend, settle,
  * release, charge (with no hold), reservation expiry, idempotent grants, never below zero, no overspend under
- * concurrency, API keys' budgets (exact under concurrency, per UTC day, expiry) and outside payments (creditExternal) credited once with their remainders kept. An implementation's test file calls `ledgerContract` with a factory that opens a
+ * concurrency, API keys' budgets (exact under concurrency, per UTC day, expiry), outside payments
+ * (creditExternal) credited once with their remainders kept, and the usage records each step
+ * writes in its own commit (read back through the ledger's UsageHistory), their key id the key the
+ * step charged. An implementation's test file calls `ledgerContract` with a factory that opens a
  * fresh, empty ledger; nothing here knows how the ledger stores its records.
  *
  * @example
@@ -24,9 +27,14 @@ import {
 } from '../../../gateway/errors.js';
 import type { ExternalCredit, Ledger } from '../../../gateway/ledger/ledger.js';
 import { DAY_MS, NO_KEY_LIMITS, type KeyLimits } from '../../../gateway/ledger/key-budgets.js';
+import type { SpendUsage, UsageHistory, UsageRecord } from '../../../gateway/ledger/usage.js';
 
 export interface LedgerUnderTest {
   ledger: Ledger;
+  /** The usage records this ledger writes. */
+  usage: UsageHistory;
+  /** Make every write of a usage record of `wallet` fail (its whole commit with it) until the returned call. */
+  refuseUsageWrites(wallet: string): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -450,6 +458,252 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       assert.equal((await ledger.balance(wallet)).credits, 0);
     });
 
+    const chatUsage = (over: Partial<SpendUsage> = {}): SpendUsage => ({
+      kind: 'chat',
+      requestId: 'req_1',
+      model: 'conductor',
+      tools: { web_search: 2, get_price: 1 },
+      promptTokens: 900,
+      completionTokens: 40,
+      ...over,
+    });
+    const recordsOf = async (owner = wallet) => (await subject.usage.page({ wallet: owner }, 200)).records;
+    const withoutIds = (records: UsageRecord[]) => records.map(({ id: _id, at: _at, ...rest }) => rest);
+
+    test('usage: a settle that charges writes one record with what it charged; reserve, extend, release and a repeat write none', async () => {
+      await ledger.grant(wallet, 100);
+      // The hold names a key without a limits row: not limited, but the record's key id.
+      const hold = await ledger.extend(await ledger.reserve(wallet, 10, 'key_a'), 5);
+      const other = await ledger.reserve(wallet, 3);
+      await ledger.release(other);
+      clock += 1_000;
+      assert.equal((await ledger.settle(hold, 20, chatUsage())).charged, 15);
+      await ledger.settle(hold, 20, chatUsage());
+      const records = await recordsOf();
+      assert.equal(records.length, 2, 'the settle and the grant');
+      assert.deepEqual(withoutIds(records.slice(0, 1)), [
+        {
+          kind: 'chat',
+          request_id: 'req_1',
+          key_id: 'key_a',
+          model: 'conductor',
+          tools: { web_search: 2, get_price: 1 },
+          prompt_tokens: 900,
+          completion_tokens: 40,
+          credits: 15,
+          source_id: null,
+        },
+      ]);
+      assert.equal(records[0].at, new Date(clock).toISOString());
+      assert.match(records[0].id, /^use_/);
+    });
+
+    test('usage: a settle charging 0 or a refused charge writes nothing; a charge writes one', async () => {
+      await ledger.grant(wallet, 5);
+      await ledger.settle(await ledger.reserve(wallet, 2), 0, chatUsage());
+      await assert.rejects(ledger.charge(wallet, 6, { usage: chatUsage() }), InsufficientCredits);
+      await ledger.charge(wallet, 0, { usage: chatUsage() });
+      await ledger.charge(wallet, 4, {
+        usage: chatUsage({ kind: 'tool', model: null, tools: { get_price: 1 }, promptTokens: 0, completionTokens: 0 }),
+      });
+      const records = await recordsOf();
+      assert.deepEqual(
+        records.map((r) => [r.kind, r.credits]),
+        [
+          ['tool', 4],
+          ['grant', 5],
+        ],
+      );
+      const balance = await ledger.balance(wallet);
+      assert.equal(balance.total_spent, 4);
+    });
+
+    test('usage: grants and outside payments write theirs with the source id; repeats write none', async () => {
+      await ledger.grant(wallet, 7);
+      clock += 1;
+      await ledger.grant(wallet, 3, 'grant-key-1');
+      await ledger.grant(wallet, 3, 'grant-key-1');
+      clock += 1;
+      const payment = {
+        wallet,
+        source: 'x402' as const,
+        externalId: newPaymentId(),
+        units: 25_000n,
+        unitsPerCredit: 10_000n,
+        remainderKey: 'usdc',
+      };
+      await ledger.creditExternal(payment);
+      await ledger.creditExternal(payment);
+      const deposit = { ...payment, source: 'deposit' as const, externalId: newPaymentId(), units: 10_000n };
+      clock += 1;
+      await ledger.creditExternal(deposit);
+      assert.deepEqual(
+        (await recordsOf()).map((r) => [r.kind, r.credits, r.source_id, r.key_id, r.request_id]),
+        [
+          ['deposit', 1, deposit.externalId, null, null],
+          ['x402', 2, payment.externalId, null, null],
+          ['grant', 3, 'grant-key-1', null, null],
+          ['grant', 7, null, null, null],
+        ],
+      );
+    });
+
+    test('usage: a failed commit leaves neither the step nor its record (charge, settle, grant)', async () => {
+      await ledger.grant(wallet, 20);
+      const hold = await ledger.reserve(wallet, 5);
+      const restore = await subject.refuseUsageWrites(wallet);
+      try {
+        await assert.rejects(ledger.settle(hold, 4, chatUsage()));
+        await assert.rejects(ledger.charge(wallet, 3, { usage: chatUsage() }));
+        await assert.rejects(ledger.grant(wallet, 9));
+      } finally {
+        await restore();
+      }
+      const balance = await ledger.balance(wallet);
+      assert.equal(balance.total_spent, 0, 'no charge without its record');
+      assert.equal(balance.total_deposited, 20, 'no grant without its record');
+      assert.deepEqual(
+        (await recordsOf()).map((r) => r.kind),
+        ['grant'],
+      );
+      // Working again: the next charge and its record land together.
+      await ledger.charge(wallet, 2, { usage: chatUsage() });
+      assert.equal((await recordsOf()).length, 2);
+      assert.equal((await ledger.balance(wallet)).total_spent, 2);
+    });
+
+    test('usage: 200 concurrent reserve+settle and charges on 150 credits: one record per step that charged, adding up to total_spent', async () => {
+      await ledger.grant(wallet, 150);
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 200 }, (_, i) =>
+          i % 2 === 0
+            ? ledger.charge(wallet, 1, { usage: chatUsage({ requestId: `req_${i}` }) })
+            : ledger.reserve(wallet, 2).then((hold) => ledger.settle(hold, 1, chatUsage({ requestId: `req_${i}` }))),
+        ),
+      );
+      const ok = outcomes.filter((o) => o.status === 'fulfilled').length;
+      const spends = (await recordsOf()).filter((r) => r.kind === 'chat');
+      const balance = await ledger.balance(wallet);
+      assert.equal(spends.length, ok);
+      assert.equal(new Set(spends.map((r) => r.request_id)).size, ok);
+      assert.equal(
+        spends.reduce((sum, r) => sum + r.credits, 0),
+        balance.total_spent,
+      );
+    });
+
+    test('usage: newest first, cursor pages, filters and totals; another wallet sees none of them', async () => {
+      const day = 86_400_000;
+      clock = Date.UTC(2026, 0, 10, 12);
+      await ledger.grant(wallet, 1_000);
+      const steps: Array<[number, SpendUsage, number, string | undefined]> = [
+        [0, chatUsage({ model: 'conductor', requestId: 'r1' }), 5, 'key_a'],
+        [day, chatUsage({ model: 'operator', requestId: 'r2' }), 7, 'key_b'],
+        [
+          day,
+          chatUsage({
+            kind: 'tool',
+            model: null,
+            requestId: 'r3',
+            tools: { get_price: 1 },
+            promptTokens: 0,
+            completionTokens: 0,
+          }),
+          1,
+          'key_a',
+        ],
+        [
+          2 * day,
+          chatUsage({
+            kind: 'mcp',
+            model: null,
+            requestId: 'r4',
+            tools: { web_search: 1 },
+            promptTokens: 0,
+            completionTokens: 0,
+          }),
+          1,
+          undefined,
+        ],
+        [2 * day, chatUsage({ model: 'conductor', requestId: 'r5' }), 3, 'key_a'],
+      ];
+      const start = clock;
+      for (const [offset, usage, credits, key] of steps) {
+        clock = start + offset;
+        await ledger.charge(wallet, credits, key === undefined ? { usage } : { key, usage });
+      }
+      const other = newWallet();
+      await ledger.grant(other, 10);
+      await ledger.charge(other, 2, { usage: chatUsage({ requestId: 'not-yours' }) });
+
+      const all = await subject.usage.page({ wallet }, 200);
+      assert.deepEqual(
+        all.records.map((r) => r.request_id),
+        ['r5', 'r4', 'r3', 'r2', 'r1', null],
+        'newest first; records of one ms in the order written, newest first',
+      );
+      assert.equal(all.next, undefined);
+      const seen: string[] = [];
+      let page = await subject.usage.page({ wallet }, 2);
+      for (;;) {
+        seen.push(...page.records.map((r) => r.request_id ?? 'grant'));
+        if (!page.next) break;
+        page = await subject.usage.page({ wallet }, 2, page.next);
+      }
+      assert.deepEqual(seen, ['r5', 'r4', 'r3', 'r2', 'r1', 'grant']);
+      const ids = async (filter: Partial<Parameters<UsageHistory['page']>[0]>) =>
+        (await subject.usage.page({ wallet, ...filter }, 200)).records.map((r) => r.request_id);
+      assert.deepEqual(await ids({ kind: 'chat' }), ['r5', 'r2', 'r1']);
+      assert.deepEqual(await ids({ keyId: 'key_a' }), ['r5', 'r3', 'r1']);
+      assert.deepEqual(await ids({ from: start + day, to: start + 2 * day }), ['r3', 'r2']);
+      assert.deepEqual(await ids({ from: start + day, kind: 'chat', keyId: 'key_a' }), ['r5']);
+
+      assert.deepEqual(
+        await subject.usage.totals({ wallet, kind: 'chat' }, 'model'),
+        [
+          { group: 'conductor', records: 2, spent: 8, added: 0, prompt_tokens: 1_800, completion_tokens: 80 },
+          { group: 'operator', records: 1, spent: 7, added: 0, prompt_tokens: 900, completion_tokens: 40 },
+        ].map((t) => ({ ...t })),
+      );
+      const byKey = await subject.usage.totals({ wallet, from: start }, 'key');
+      assert.deepEqual(
+        byKey.map((t) => [t.group, Number(t.records), Number(t.spent), Number(t.added)]),
+        [
+          ['key_a', 3, 9, 0],
+          ['key_b', 1, 7, 0],
+          [null, 2, 1, 1_000],
+        ],
+      );
+      const byDay = await subject.usage.totals({ wallet }, 'day');
+      assert.deepEqual(
+        byDay.map((t) => [t.group, Number(t.records), Number(t.spent), Number(t.added)]),
+        [
+          ['2026-01-12', 2, 4, 0],
+          ['2026-01-11', 2, 8, 0],
+          ['2026-01-10', 2, 5, 1_000],
+        ],
+      );
+      assert.deepEqual(
+        (await subject.usage.page({ wallet: other }, 200)).records.map((r) => r.request_id),
+        ['not-yours', null],
+      );
+    });
+
+    test('usage: a sweep deletes records older than its cutoff and never changes a balance', async () => {
+      clock = Date.UTC(2026, 0, 1);
+      await ledger.grant(wallet, 50);
+      await ledger.charge(wallet, 5, { usage: chatUsage({ requestId: 'old' }) });
+      clock += 10 * 86_400_000;
+      await ledger.charge(wallet, 4, { usage: chatUsage({ requestId: 'new' }) });
+      const before = await ledger.balance(wallet);
+      assert.ok((await subject.usage.sweep(clock - 86_400_000)) >= 2);
+      assert.deepEqual(
+        (await recordsOf()).map((r) => r.request_id),
+        ['new'],
+      );
+      assert.deepEqual(await ledger.balance(wallet), before);
+    });
+
     test('concurrent steps on different wallets do not disturb each other', async () => {
       const others = Array.from({ length: 10 }, newWallet);
       await Promise.all(others.map((other) => ledger.grant(other, 3)));
@@ -494,7 +748,7 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
     test('200 concurrent charges of 1 on a key capped at 50: exactly 50 succeed and the last answers keyRemaining 0', async () => {
       await ledger.grant(wallet, 1_000);
       const key = await keyWith({ maxCredits: 50 });
-      const outcomes = await Promise.allSettled(Array.from({ length: 200 }, () => ledger.charge(wallet, 1, key)));
+      const outcomes = await Promise.allSettled(Array.from({ length: 200 }, () => ledger.charge(wallet, 1, { key })));
       const ok = outcomes.filter((o) => o.status === 'fulfilled');
       assert.equal(ok.length, 50);
       assert.equal(Math.min(...ok.map((o) => o.value.keyRemaining ?? -1)), 0);
@@ -515,17 +769,17 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       assert.deepEqual(await ledger.settle(second, 4), { charged: 4, remaining: 96, keyRemaining: 6 });
       // Another key of the same wallet is not limited by this one.
       const other = await keyWith({ maxCredits: 100 });
-      assert.equal((await ledger.charge(wallet, 20, other)).keyRemaining, 80);
+      assert.equal((await ledger.charge(wallet, 20, { key: other })).keyRemaining, 80);
     });
 
     test('a key with no limits row is not limited; a hold TTL gives the key its budget back', async () => {
       await ledger.grant(wallet, 100);
-      assert.equal((await ledger.charge(wallet, 60, 'key_unlimited_' + randomBytes(4).toString('hex'))).keyRemaining, Infinity);
+      assert.equal((await ledger.charge(wallet, 60, { key: 'key_unlimited_' + randomBytes(4).toString('hex') })).keyRemaining, Infinity);
       const key = await keyWith({ maxCredits: 5 });
       await ledger.reserve(wallet, 5, key);
-      await assert.rejects(ledger.charge(wallet, 1, key), KeyBudgetExhausted);
+      await assert.rejects(ledger.charge(wallet, 1, { key }), KeyBudgetExhausted);
       clock += TTL_MS + 1;
-      assert.equal((await ledger.charge(wallet, 5, key)).keyRemaining, 0);
+      assert.equal((await ledger.charge(wallet, 5, { key })).keyRemaining, 0);
     });
 
     test('a settle never takes a key past its cap, even when the cap was lowered under an open hold', async () => {
@@ -539,21 +793,43 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       assert.equal((await ledger.keyUsage([key])).get(key)?.spent, 4);
     });
 
+    test('usage + key budget: a capped settle and a charge on a limited key record what they charged, under the key; a refused charge records nothing', async () => {
+      await ledger.grant(wallet, 100);
+      const key = await keyWith({ maxCredits: 10 });
+      const hold = await ledger.reserve(wallet, 8, key);
+      await ledger.setKeyLimits({ keyId: key, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 6 } });
+      assert.equal((await ledger.settle(hold, 8, chatUsage({ requestId: 'capped' }))).charged, 6);
+      await assert.rejects(ledger.charge(wallet, 1, { key, usage: chatUsage({ requestId: 'refused' }) }), KeyBudgetExhausted);
+      await ledger.setKeyLimits({ keyId: key, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 9 } });
+      const charged = await ledger.charge(wallet, 3, { key, usage: chatUsage({ kind: 'tool', requestId: 'charged', model: null }) });
+      assert.equal(charged.keyRemaining, 0);
+      assert.deepEqual(
+        (await recordsOf()).map((r) => [r.kind, r.request_id, r.key_id, r.credits]),
+        [
+          ['tool', 'charged', key, 3],
+          ['chat', 'capped', key, 6],
+          ['grant', null, null, 100],
+        ],
+      );
+      assert.equal((await ledger.keyUsage([key])).get(key)?.spent, 9);
+      assert.equal((await ledger.balance(wallet)).total_spent, 9);
+    });
+
     test('the daily cap counts the UTC day of each charge and starts again at midnight UTC (injected clock)', async () => {
       clock = 3 * DAY_MS + DAY_MS - 1_000; // one second before a UTC midnight
       await ledger.grant(wallet, 100);
       const key = await keyWith({ maxCreditsPerDay: 5, maxCredits: 12 });
-      await ledger.charge(wallet, 5, key);
-      await assert.rejects(ledger.charge(wallet, 1, key), KeyBudgetExhausted);
+      await ledger.charge(wallet, 5, { key });
+      await assert.rejects(ledger.charge(wallet, 1, { key }), KeyBudgetExhausted);
       const hold = await ledger.reserve(wallet, 0 + 1, key).catch((err: unknown) => err);
       assert.ok(hold instanceof KeyBudgetExhausted);
       clock += 1_000; // midnight: a new day
       assert.equal((await ledger.keyUsage([key])).get(key)?.spentToday, 0);
-      assert.equal((await ledger.charge(wallet, 5, key)).keyRemaining, 0);
+      assert.equal((await ledger.charge(wallet, 5, { key })).keyRemaining, 0);
       clock += DAY_MS;
       // The lifetime cap (12) leaves 2 on the third day.
-      await assert.rejects(ledger.charge(wallet, 3, key), KeyBudgetExhausted);
-      const third = await ledger.charge(wallet, 2, key);
+      await assert.rejects(ledger.charge(wallet, 3, { key }), KeyBudgetExhausted);
+      const third = await ledger.charge(wallet, 2, { key });
       assert.equal(third.keyRemaining, 0);
       const usage = (await ledger.keyUsage([key])).get(key);
       assert.deepEqual([usage?.spent, usage?.spentToday], [12, 2]);
@@ -577,7 +853,7 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
       const hold = await ledger.reserve(wallet, 5, key);
       clock += 1_000;
       await assert.rejects(ledger.reserve(wallet, 1, key), ApiKeyExpired);
-      await assert.rejects(ledger.charge(wallet, 1, key), ApiKeyExpired);
+      await assert.rejects(ledger.charge(wallet, 1, { key }), ApiKeyExpired);
       assert.equal((await ledger.settle(hold, 5)).charged, 5);
       assert.equal((await ledger.balance(wallet)).credits, 95);
     });
@@ -585,12 +861,12 @@ export function ledgerContract(name: string, open: LedgerFactory): void {
     test('setKeyLimits keeps the spend counters; keyUsage answers only keys with limits', async () => {
       await ledger.grant(wallet, 100);
       const key = await keyWith({ maxCredits: 10, tools: ['calculator', 'search:*'], models: ['m1'] });
-      await ledger.charge(wallet, 7, key);
+      await ledger.charge(wallet, 7, { key });
       await ledger.setKeyLimits({ keyId: key, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 20 } });
       const usage = await ledger.keyUsage([key, 'key_none']);
       assert.deepEqual([...usage.keys()], [key]);
       assert.deepEqual(usage.get(key), { keyId: key, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 20 }, spent: 7, spentToday: 7 });
-      assert.equal((await ledger.charge(wallet, 13, key)).keyRemaining, 0);
+      assert.equal((await ledger.charge(wallet, 13, { key })).keyRemaining, 0);
     });
   });
 }

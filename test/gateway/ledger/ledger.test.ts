@@ -14,6 +14,9 @@ import { GatewayError } from '../../../gateway/errors.js';
 import { ledgerCharger, NO_CHARGE, withCharge } from '../../../gateway/ledger/charging.js';
 import { ADMIN_TOKEN, ALICE, BOB, call, errorOf, startAccountsGateway } from '../../helpers/accounts.js';
 
+/** The usage record's origin for charges these tests open. */
+const ORIGIN = { kind: 'tool' as const, requestId: 'req_test', model: null };
+
 const alice = ALICE.address.toLowerCase();
 const bob = BOB.address.toLowerCase();
 const adminHeaders = (idempotencyKey?: string) => ({
@@ -242,21 +245,21 @@ describe('charging helper', () => {
     const wallet = '0x' + '7'.repeat(40);
     const charger = ledgerCharger(gw.ledger);
     await gw.ledger.grant(wallet, 10);
-    const result = await withCharge(charger, { wallet }, 4, async () => {
+    const result = await withCharge(charger, { wallet }, ORIGIN, 4, async () => {
       assert.equal((await gw.ledger.balance(wallet)).credits, 6);
       return { result: 'done', cost: 3 };
     });
     assert.equal(result, 'done');
     assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
     await assert.rejects(
-      withCharge(charger, { wallet }, 3, async () => {
+      withCharge(charger, { wallet }, ORIGIN, 3, async () => {
         throw new Error('tool failed');
       }),
       /tool failed/,
     );
     assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 7, total_deposited: 10, total_spent: 3 });
     await assert.rejects(
-      withCharge(charger, { wallet }, 8, async () => ({ result: 1, cost: 1 })),
+      withCharge(charger, { wallet }, ORIGIN, 8, async () => ({ result: 1, cost: 1 })),
       {
         status: 402,
         code: 'insufficient_credits',
@@ -268,7 +271,7 @@ describe('charging helper', () => {
   test('a charge: cover grows the hold, settles once, and a release after settling changes nothing', async () => {
     const wallet = '0x' + '8'.repeat(40);
     await gw.ledger.grant(wallet, 10);
-    const charge = ledgerCharger(gw.ledger).begin({ wallet });
+    const charge = ledgerCharger(gw.ledger).begin({ wallet }, ORIGIN);
     assert.equal(await charge.cover(2), true);
     assert.equal(await charge.cover(1), true, 'already held');
     assert.equal(await charge.cover(6), true);
@@ -279,36 +282,36 @@ describe('charging helper', () => {
     await charge.release();
     assert.equal(await charge.cover(1), false, 'a closed charge holds nothing more');
     assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 5, total_deposited: 10, total_spent: 5 });
-    const unused = ledgerCharger(gw.ledger).begin({ wallet });
+    const unused = ledgerCharger(gw.ledger).begin({ wallet }, ORIGIN);
     assert.equal(await unused.settle(3), undefined, 'nothing held, nothing charged');
   });
 
   test("with a key: the shortcuts wait until the key's remaining is known, then count min(wallet, key), and a settle never passes its cap", async () => {
     const wallet = '0x' + '6'.repeat(40);
     await gw.ledger.grant(wallet, 1_000);
-    const unlimited = ledgerCharger(gw.ledger).begin({ wallet });
+    const unlimited = ledgerCharger(gw.ledger).begin({ wallet }, ORIGIN);
     await unlimited.cover(1);
     await unlimited.settle(1); // the wallet's balance is now known: 999
     const keyId = 'key_shortcuts';
     await gw.ledger.setKeyLimits({ keyId, wallet, limits: { ...NO_KEY_LIMITS, maxCredits: 10 } });
     const charger = ledgerCharger(gw.ledger);
-    charger.begin({ wallet }).claimRunAhead(1); // (learns nothing of the key)
-    const first = charger.begin({ wallet, key: keyId });
+    charger.begin({ wallet }, ORIGIN).claimRunAhead(1); // (learns nothing of the key)
+    const first = charger.begin({ wallet, key: keyId }, ORIGIN);
     assert.equal(first.claimRunAhead(1), false, "the key's remaining is not known yet");
     assert.equal(first.claimChargeAtEnd(1), false);
     await first.cover(2);
     assert.deepEqual(await first.settle(2), { charged: 2, remaining: 997 }, 'the answer carries no key field');
-    assert.equal(charger.begin({ wallet, key: keyId }).claimRunAhead(5), false, '8 left of the key does not cover 2 × 5');
-    const atEnd = charger.begin({ wallet, key: keyId });
+    assert.equal(charger.begin({ wallet, key: keyId }, ORIGIN).claimRunAhead(5), false, '8 left of the key does not cover 2 × 5');
+    const atEnd = charger.begin({ wallet, key: keyId }, ORIGIN);
     assert.equal(atEnd.claimChargeAtEnd(4), true, '8 left covers 2 × 4');
-    assert.equal(charger.begin({ wallet, key: keyId }).claimRunAhead(3), false, 'the claim counts against the key');
-    assert.equal(charger.begin({ wallet }).claimRunAhead(100), true, 'the wallet alone has plenty');
+    assert.equal(charger.begin({ wallet, key: keyId }, ORIGIN).claimRunAhead(3), false, 'the claim counts against the key');
+    assert.equal(charger.begin({ wallet }, ORIGIN).claimRunAhead(100), true, 'the wallet alone has plenty');
     // Other work spends the key meanwhile: the charge at the end takes only what the key has left.
-    await gw.ledger.charge(wallet, 6, keyId);
+    await gw.ledger.charge(wallet, 6, { key: keyId });
     assert.deepEqual(await atEnd.settle(4), { charged: 2, remaining: 989 });
     assert.equal((await gw.ledger.keyUsage([keyId])).get(keyId)?.spent, 10);
     await assert.rejects(
-      withCharge(charger, { wallet, key: keyId }, 1, async () => ({ result: 1, cost: 1 })),
+      withCharge(charger, { wallet, key: keyId }, ORIGIN, 1, async () => ({ result: 1, cost: 1 })),
       {
         status: 402,
         code: 'key_budget_exhausted',
@@ -320,16 +323,16 @@ describe('charging helper', () => {
     const wallet = '0x' + '9'.repeat(40);
     await gw.ledger.grant(wallet, 10);
     const charger = ledgerCharger(gw.ledger);
-    const first = charger.begin({ wallet });
+    const first = charger.begin({ wallet }, ORIGIN);
     assert.equal(first.claimRunAhead(1), false, 'no balance seen yet');
     await first.cover(2);
     await first.settle(2);
-    assert.equal(charger.begin({ wallet }).claimRunAhead(5), false, '8 seen does not cover 2 × 5');
-    const second = charger.begin({ wallet });
+    assert.equal(charger.begin({ wallet }, ORIGIN).claimRunAhead(5), false, '8 seen does not cover 2 × 5');
+    const second = charger.begin({ wallet }, ORIGIN);
     assert.equal(second.claimRunAhead(4), true, '8 seen covers 2 × 4');
     // The claim counted: 4 of the 8 are spoken for until the ledger answers.
-    assert.equal(charger.begin({ wallet }).claimRunAhead(3), false, '4 left does not cover 2 × 3');
-    const third = charger.begin({ wallet });
+    assert.equal(charger.begin({ wallet }, ORIGIN).claimRunAhead(3), false, '4 left does not cover 2 × 3');
+    const third = charger.begin({ wallet }, ORIGIN);
     assert.equal(third.claimRunAhead(2), true, '4 left covers 2 × 2');
     await third.release(); // its work ended before its hold: the claim no longer counts
     await second.cover(4);
@@ -338,15 +341,15 @@ describe('charging helper', () => {
     assert.equal(second.claimRunAhead(1), false, 'a closed charge runs nothing');
     // Spent elsewhere (another request, another instance): the refused hold teaches the real balance.
     await gw.ledger.settle(await gw.ledger.reserve(wallet, 7), 7);
-    await assert.rejects(charger.begin({ wallet }).cover(3), { code: 'insufficient_credits' });
-    assert.equal(charger.begin({ wallet }).claimRunAhead(1), false, '1 seen does not cover 2 × 1');
+    await assert.rejects(charger.begin({ wallet }, ORIGIN).cover(3), { code: 'insufficient_credits' });
+    assert.equal(charger.begin({ wallet }, ORIGIN).claimRunAhead(1), false, '1 seen does not cover 2 × 1');
     await gw.ledger.grant(wallet, 9);
-    const settled = charger.begin({ wallet });
+    const settled = charger.begin({ wallet }, ORIGIN);
     await settled.cover(1);
     await settled.settle(0);
-    assert.equal(charger.begin({ wallet }).claimRunAhead(5), true, 'a settle teaches it too: 10 left');
-    assert.equal(ledgerCharger(gw.ledger).begin({ wallet }).claimRunAhead(1), false, 'each charger keeps its own');
-    assert.equal(NO_CHARGE.begin({ wallet }).claimRunAhead(1), false, 'a free cover answers at once');
+    assert.equal(charger.begin({ wallet }, ORIGIN).claimRunAhead(5), true, 'a settle teaches it too: 10 left');
+    assert.equal(ledgerCharger(gw.ledger).begin({ wallet }, ORIGIN).claimRunAhead(1), false, 'each charger keeps its own');
+    assert.equal(NO_CHARGE.begin({ wallet }, ORIGIN).claimRunAhead(1), false, 'a free cover answers at once');
   });
 
   test('a charge claimed at the end holds nothing and is charged in one step; short, it takes what is left; empty, it is refused', async () => {
@@ -364,16 +367,16 @@ describe('charging helper', () => {
     const charger = ledgerCharger(counted);
     /** A charge that holds 1 and settles 0: the ledger reports the balance to the charger. */
     const teach = async () => {
-      const charge = charger.begin({ wallet });
+      const charge = charger.begin({ wallet }, ORIGIN);
       await charge.cover(1);
       await charge.settle(0);
     };
-    const seeing = charger.begin({ wallet });
+    const seeing = charger.begin({ wallet }, ORIGIN);
     assert.equal(seeing.claimChargeAtEnd(1), false, 'no balance seen yet');
     await seeing.cover(1);
     await seeing.settle(1);
     calls.length = 0;
-    const atEnd = charger.begin({ wallet });
+    const atEnd = charger.begin({ wallet }, ORIGIN);
     assert.equal(atEnd.claimChargeAtEnd(4), true, '19 seen covers 2 × 4');
     assert.equal(atEnd.claimChargeAtEnd(1), false, 'claimed once');
     assert.equal(atEnd.claimRunAhead(1), false, 'nothing runs ahead of a hold it will not take');
@@ -383,7 +386,7 @@ describe('charging helper', () => {
     assert.deepEqual(calls, ['charge'], 'one ledger step');
 
     // Spent elsewhere meanwhile (another request, another instance) down to 1: it takes what is left.
-    const partly = charger.begin({ wallet });
+    const partly = charger.begin({ wallet }, ORIGIN);
     assert.equal(partly.claimChargeAtEnd(4), true, '16 seen covers 2 × 4');
     await gw.ledger.charge(wallet, 15);
     assert.deepEqual(await partly.settle(3), { charged: 1, remaining: 0 });
@@ -392,58 +395,62 @@ describe('charging helper', () => {
     // Emptied meanwhile: refused, nothing charged, and the refusal teaches the balance.
     await gw.ledger.grant(wallet, 20);
     await teach();
-    const refused = charger.begin({ wallet });
+    const refused = charger.begin({ wallet }, ORIGIN);
     assert.equal(refused.claimChargeAtEnd(4), true, '20 seen covers 2 × 4');
     await gw.ledger.charge(wallet, 20);
     await assert.rejects(refused.settle(3), { code: 'insufficient_credits' });
     assert.equal(await refused.settle(3), undefined, 'a refused charge is over');
     await refused.release();
-    assert.equal(charger.begin({ wallet }).claimChargeAtEnd(1), false, '0 seen');
+    assert.equal(charger.begin({ wallet }, ORIGIN).claimChargeAtEnd(1), false, '0 seen');
     assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 0, total_deposited: 40, total_spent: 40 });
 
     // More work after a claim: the first cover holds, and a wallet too short for it answers false, not 402.
     await gw.ledger.grant(wallet, 20);
     await teach();
-    const longer = charger.begin({ wallet });
+    const longer = charger.begin({ wallet }, ORIGIN);
     assert.equal(longer.claimChargeAtEnd(5), true, '20 seen covers 2 × 5');
     assert.equal(await longer.cover(21), false, 'work already ran: the wallet is short, the work stops');
     assert.equal(await longer.cover(6), true);
     assert.deepEqual(await longer.settle(4), { charged: 4, remaining: 16 });
-    assert.equal(NO_CHARGE.begin({ wallet }).claimChargeAtEnd(1), false, 'a free settle is no step');
+    assert.equal(NO_CHARGE.begin({ wallet }, ORIGIN).claimChargeAtEnd(1), false, 'a free settle is no step');
   });
 
   test('open claims and holds taken count against the balance last seen, until the ledger answers them', async () => {
     const wallet = '0x' + 'b'.repeat(40);
     await gw.ledger.grant(wallet, 31);
     const charger = ledgerCharger(gw.ledger);
-    const teach = charger.begin({ wallet });
+    const teach = charger.begin({ wallet }, ORIGIN);
     await teach.cover(1);
     await teach.settle(1); // 30 seen
-    const first = charger.begin({ wallet });
-    const second = charger.begin({ wallet });
+    const first = charger.begin({ wallet }, ORIGIN);
+    const second = charger.begin({ wallet }, ORIGIN);
     assert.equal(first.claimChargeAtEnd(10), true, '30 covers 2 × 10');
     assert.equal(second.claimChargeAtEnd(10), true, '30 less 10 claimed covers 2 × 10');
-    assert.equal(charger.begin({ wallet }).claimChargeAtEnd(10), false, '30 less 20 claimed does not');
+    assert.equal(charger.begin({ wallet }, ORIGIN).claimChargeAtEnd(10), false, '30 less 20 claimed does not');
     // Another request's settle reports the ledger's balance (30: the claims have not been charged yet); they still count.
-    const other = charger.begin({ wallet });
+    const other = charger.begin({ wallet }, ORIGIN);
     await other.cover(1);
-    assert.equal(charger.begin({ wallet }).claimChargeAtEnd(5), false, '29 less 20 claimed does not cover 2 × 5: the hold taken counts');
+    assert.equal(
+      charger.begin({ wallet }, ORIGIN).claimChargeAtEnd(5),
+      false,
+      '29 less 20 claimed does not cover 2 × 5: the hold taken counts',
+    );
     await other.settle(0);
-    assert.equal(charger.begin({ wallet }).claimChargeAtEnd(6), false, '30 less 20 claimed does not cover 2 × 6');
+    assert.equal(charger.begin({ wallet }, ORIGIN).claimChargeAtEnd(6), false, '30 less 20 claimed does not cover 2 × 6');
     await first.settle(1);
     await second.release(); // its work failed: the claim ends with nothing charged
-    const third = charger.begin({ wallet });
+    const third = charger.begin({ wallet }, ORIGIN);
     assert.equal(third.claimChargeAtEnd(14), true, '29 reported, nothing claimed, covers 2 × 14');
     await third.release();
     assert.deepEqual(await gw.ledger.balance(wallet), { address: wallet, credits: 29, total_deposited: 31, total_spent: 2 });
   });
 
   test('free mode (NO_CHARGE): the ledger is never touched', async () => {
-    const charge = NO_CHARGE.begin({ wallet: alice });
+    const charge = NO_CHARGE.begin({ wallet: alice }, ORIGIN);
     assert.equal(await charge.cover(100), true);
     assert.equal(await charge.settle(7), undefined);
     await charge.release();
-    assert.equal(await withCharge(NO_CHARGE, { wallet: alice }, 1, async () => ({ result: 42, cost: 1 })), 42);
+    assert.equal(await withCharge(NO_CHARGE, { wallet: alice }, ORIGIN, 1, async () => ({ result: 42, cost: 1 })), 42);
     assert.deepEqual(await gw.ledger.balance(alice), { address: alice, credits: 0, total_deposited: 0, total_spent: 0 });
   });
 });

@@ -12,6 +12,7 @@ import { MIGRATIONS } from '../../../gateway/storage/postgres/migrations/index.j
 import { PostgresLedger } from '../../../gateway/ledger/postgres-ledger.js';
 import { InsufficientCredits, StoreUnavailable } from '../../../gateway/errors.js';
 import { clusterServices, freshDatabase } from '../../helpers/cluster-services.js';
+import { PostgresUsageHistory } from '../../../gateway/storage/postgres/postgres-usage-history.js';
 import { ledgerContract } from './ledger-contract.js';
 
 const services = await clusterServices();
@@ -24,6 +25,17 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
     database = await freshDatabase();
     db = await openDatabase(database.url);
     await migrate(db.sql);
+    // The contract's failed commits: a usage record of a listed wallet cannot be written.
+    await db.sql.unsafe(`
+      create table refused_usage_wallets (wallet text primary key);
+      create function refuse_usage() returns trigger language plpgsql as $$
+      begin
+        if exists (select 1 from refused_usage_wallets r where r.wallet = new.wallet) then
+          raise exception 'usage write refused';
+        end if;
+        return new;
+      end $$;
+      create trigger refuse_usage before insert on usage_records for each row execute function refuse_usage();`);
   });
   after(async () => {
     await db?.close();
@@ -32,6 +44,13 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
 
   ledgerContract('PostgreSQL ledger', async ({ reservationTtlMs, now }) => ({
     ledger: new PostgresLedger(db.sql, { reservationTtlMs, now }),
+    usage: new PostgresUsageHistory(db.sql),
+    async refuseUsageWrites(owner) {
+      await db.sql`insert into refused_usage_wallets values (${owner})`;
+      return async () => {
+        await db.sql`delete from refused_usage_wallets where wallet = ${owner}`;
+      };
+    },
     close: async () => {},
   }));
 
@@ -70,7 +89,7 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
     assert.equal(
       await commitWaits(
         (tx) =>
-          tx`select * from ledger_batch(${reserveArgs[0]}::text[], ${reserveArgs[1]}::text[], ${reserveArgs[2]}::text[], ${reserveArgs[3]}::bigint[], ${['']}::text[], ${now}::bigint, ${now + 60_000}::bigint)`,
+          tx`select * from ledger_batch(${reserveArgs[0]}::text[], ${reserveArgs[1]}::text[], ${reserveArgs[2]}::text[], ${reserveArgs[3]}::bigint[], ${['']}::text[], ${now}::bigint, ${now + 60_000}::bigint, ${'[null]'}::jsonb)`,
       ),
       'off',
     );
@@ -83,14 +102,14 @@ describe('PostgreSQL ledger', { skip: services.skip }, () => {
     assert.equal(
       await commitWaits(
         (tx) =>
-          tx`select * from ledger_batch(${['settle']}::text[], ${[owner]}::text[], ${[hold.id]}::text[], ${['1']}::bigint[], ${['']}::text[], ${now}::bigint, ${now + 60_000}::bigint)`,
+          tx`select * from ledger_batch(${['settle']}::text[], ${[owner]}::text[], ${[hold.id]}::text[], ${['1']}::bigint[], ${['']}::text[], ${now}::bigint, ${now + 60_000}::bigint, ${'[null]'}::jsonb)`,
       ),
       'on',
     );
     assert.equal(
       await commitWaits(
         (tx) =>
-          tx`select * from ledger_batch(${['reserve', 'charge']}::text[], ${[owner, owner]}::text[], ${['res_probe2', '']}::text[], ${['1', '1']}::bigint[], ${['', '']}::text[], ${now}::bigint, ${now + 60_000}::bigint)`,
+          tx`select * from ledger_batch(${['reserve', 'charge']}::text[], ${[owner, owner]}::text[], ${['res_probe2', '']}::text[], ${['1', '1']}::bigint[], ${['', '']}::text[], ${now}::bigint, ${now + 60_000}::bigint, ${'[null, null]'}::jsonb)`,
       ),
       'on',
     );

@@ -180,6 +180,14 @@ describe('npm run credits', () => {
     assert.deepEqual(JSON.parse(granted.stdout), { address: alice, credits: 7, total_deposited: 7, total_spent: 0, granted: 7 });
     const balance = await cli(['balance', alice], { DATA_DIR: dataDir });
     assert.deepEqual(JSON.parse(balance.stdout), { address: alice, credits: 7, total_deposited: 7, total_spent: 0 });
+    const usage = await cli(['usage', alice], { DATA_DIR: dataDir });
+    assert.equal(usage.code, 0, usage.stderr);
+    const listed = JSON.parse(usage.stdout);
+    assert.deepEqual(
+      listed.data.map((r: { kind: string; credits: number }) => [r.kind, r.credits]),
+      [['grant', 7]],
+    );
+    assert.match(listed.data[0].source_id, /^cli-/, "the grant's record names the CLI run's idempotency key");
     assert.equal(existsSync(join(dataDir, LOCK_FILE)), false, 'the CLI lets go of the lock');
     const gw = await startAccountsGateway({ dataDir });
     try {
@@ -205,6 +213,9 @@ describe('npm run credits', () => {
       [['grant', alice, '0'], /^credits: amount must be a whole number from 1 to 1000000000000, got "0"\./],
       [['grant', alice, '2.5'], /amount must be a whole number/],
       [['balance', alice, '3'], /^usage:/],
+      [['usage', alice, '--colour', 'red'], /^usage:/],
+      [['usage', alice, '--kind'], /^usage:/],
+      [['usage', alice, '--kind', 'lunch'], /^credits: .*kind/],
     ];
     for (const [args, message] of cases) {
       const result = await cli(args, { DATA_DIR: dataDir });
@@ -266,6 +277,16 @@ describe('npm run credits', () => {
       assert.ok(succeeded >= 50 && refused > 0, `succeeded ${succeeded}, refused ${refused}`);
       const viaApi = await cli(['balance', wallet], env);
       assert.deepEqual(JSON.parse(viaApi.stdout), final);
+      // usage goes through GET /admin/credits/:address/usage: the grants, with the CLI's idempotency keys.
+      const usage = await cli(['usage', wallet, '--kind', 'grant', '--group-by', 'day'], env);
+      assert.equal(usage.code, 0, usage.stderr);
+      assert.deepEqual(
+        JSON.parse(usage.stdout).data.map((t: { records: number; added: number }) => [t.records, t.added]),
+        [[4, 80]],
+      );
+      const badLimit = await cli(['usage', wallet, '--limit', '0'], env);
+      assert.equal(badLimit.code, 1);
+      assert.match(badLimit.stderr, /^credits: the gateway answered 400: /);
     } finally {
       await gw.stop();
     }

@@ -230,7 +230,22 @@ test('an empty wallet gets a 402 offer, pays it, and its chat is served in the s
   assert.equal(balance.total_deposited, Number(smallest));
   assert.equal(balance.total_spent, 1);
   assert.equal(paid.headers.get('x-credits-remaining'), String(Number(smallest) - 1));
+  // The top-up and the chat it paid for, each with its usage record.
+  assert.deepEqual(
+    (await usageOf(payer)).map((r) => [r.kind, r.credits, r.key_id === null, r.source_id === null]),
+    [
+      ['chat', 1, false, true],
+      ['x402', Number(smallest), true, false],
+    ],
+  );
 });
+
+/** The payer's usage records, newest first (GET /credits/usage). */
+async function usageOf(payer: Payer): Promise<Array<{ kind: string; credits: number; key_id: string | null; source_id: string | null }>> {
+  const res = await fetch(`${payer.gateway.url}/credits/usage`, { headers: authHeaders(payer.key, payer.wallet) });
+  assert.equal(res.status, 200);
+  return ((await res.json()) as { data: Array<{ kind: string; credits: number; key_id: string | null; source_id: string | null }> }).data;
+}
 
 test("a streamed chat pays the same way: PAYMENT-RESPONSE comes with the stream's headers", async () => {
   const payer = await fundedPayer();
@@ -695,6 +710,13 @@ describe('cluster mode: the ledger and the payment records in PostgreSQL', { ski
     assert.equal(error, undefined);
     assert.equal(completion?.choices[0].message.content, 'Served by the cluster.');
     assert.equal((await cluster.ledger.balance(payer.wallet)).total_deposited, Number(TOP_UP));
+    assert.deepEqual(
+      (await usageOf(payer)).map((r) => [r.kind, r.credits]),
+      [
+        ['chat', 1],
+        ['x402', Number(TOP_UP)],
+      ],
+    );
 
     const late = await fundedPayer(cluster);
     const header = await signedPaymentHeader(late);

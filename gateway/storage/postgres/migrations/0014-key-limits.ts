@@ -5,14 +5,18 @@
  * its key (`reservations.key_id`), so a key's held credits are the sum of its open holds, and the
  * sweeps that give expired holds back give them back to the key too, unchanged.
  *
- * `ledger_batch` takes each step's key ('' for none) and answers why a step was refused
- * (`refusal`: credits, key_budget, key_expired) and what the key may still spend (`key_remaining`,
- * null: no credit cap or no key row). A reserve or charge checks and takes from the wallet and the
- * key under both row locks (wallets first, in address order, then keys, in id order: every path
- * takes them in that order); a settle never takes a key past a cap. Everything else is migration
- * 11's body unchanged. `ledger_extend` checks the hold's key the same way. The six-argument
- * `ledger_batch` stays for an instance still running the previous release during a rolling
- * upgrade (it knows no keys, so it enforces no key budget: limits are set through new instances).
+ * `ledger_batch` takes each step's key ('' for none) beside migration 13's usage records, in one
+ * signature `(kinds, wallets, ids, amounts, keys, now_ms, expires_at, usages)`, and answers why a
+ * step was refused (`refusal`: credits, key_budget, key_expired) and what the key may still spend
+ * (`key_remaining`, null: no credit cap or no key row). A reserve or charge checks and takes from
+ * the wallet and the key under both row locks (wallets first, in address order, then keys, in id
+ * order: every path takes them in that order); a settle never takes a key past a cap, and writes
+ * its usage record with what it did charge. Everything else is migration 13's body unchanged.
+ * Migration 13's seven-argument overload (usages, no keys) is dropped: it was never released, and
+ * one new signature keeps every call unambiguous. `ledger_extend` checks the hold's key the same
+ * way. The six-argument `ledger_batch` stays for an instance still running the previous release
+ * during a rolling upgrade (it knows no keys, so it enforces no key budget: limits are set through
+ * new instances; and it writes no usage records).
  */
 export const name = 'key-limits';
 
@@ -54,7 +58,10 @@ create function key_spend_locked(k text, charged bigint, now_ms bigint) returns 
   where x.key_id = k returning x.*
 $f$;
 
-create function ledger_batch(kinds text[], wallets text[], ids text[], amounts bigint[], keys text[], now_ms bigint, expires_at bigint)
+drop function ledger_batch(text[], text[], text[], bigint[], bigint, bigint, jsonb);
+
+create function ledger_batch(kinds text[], wallets text[], ids text[], amounts bigint[], keys text[], now_ms bigint, expires_at bigint,
+  usages jsonb)
   returns table (ok boolean, charged bigint, credits bigint, refusal text, key_remaining bigint) language plpgsql as $$
 declare
   i integer;
@@ -64,6 +71,7 @@ declare
   hk text;
   kr key_limits;
   has_key boolean;
+  u jsonb;
   today bigint := now_ms / 86400000;
 begin
   if not (kinds && array['settle', 'charge']) then
@@ -87,6 +95,7 @@ begin
   for i in 1 .. n loop
     ok := true; charged := 0; credits := 0; refusal := null; key_remaining := null;
     has_key := false;
+    u := usages -> (i - 1);
     if keys[i] <> '' and kinds[i] in ('reserve', 'charge') then
       select * into kr from key_limits x where x.key_id = keys[i];
       has_key := found;
@@ -136,6 +145,9 @@ begin
         update wallets x set credits = x.credits + held - charged, total_spent = x.total_spent + charged
           where x.address = wallets[i] returning x.credits into credits;
         insert into closed_reservations values (ids[i], wallets[i], charged, now_ms);
+        if charged > 0 and jsonb_typeof(u) = 'object' then
+          perform ledger_record_spend(wallets[i], charged, u, now_ms);
+        end if;
       else
         -- A repeat answers the first charge; an unknown (long-forgotten) hold charges nothing.
         select coalesce(max(c.charged), 0) into charged from closed_reservations c where c.id = ids[i] and c.wallet = wallets[i];
@@ -150,6 +162,9 @@ begin
         if has_key and charged > 0 then
           kr := key_spend_locked(keys[i], charged, now_ms);
           key_remaining := key_left(kr, key_held(keys[i]), now_ms);
+        end if;
+        if charged > 0 and jsonb_typeof(u) = 'object' then
+          perform ledger_record_spend(wallets[i], charged, u, now_ms);
         end if;
       else
         ok := amounts[i] = 0;

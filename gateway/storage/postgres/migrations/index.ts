@@ -15,6 +15,7 @@ import * as extendWaitsForDisk from './0009-extend-waits-for-disk.js';
 import * as ledgerBatchInline from './0010-ledger-batch-inline.js';
 import * as ledgerChargeStep from './0011-ledger-charge-step.js';
 import * as responseItems from './0012-response-items.js';
+import * as usageRecords from './0013-usage-records.js';
 import * as keyLimits from './0014-key-limits.js';
 
 export interface Migration {
@@ -36,5 +37,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, ...ledgerBatchInline },
   { version: 11, ...ledgerChargeStep },
   { version: 12, ...responseItems },
+  { version: 13, ...usageRecords },
   { version: 14, ...keyLimits },
 ];
