@@ -213,10 +213,17 @@ describe('scripts/build.mjs on a fixture project', () => {
   });
 });
 
-/** What the build reads, plus the config and scripts a start needs: the tree without dist/, node_modules linked. */
+/**
+ * What the build reads (the compiler's top-level folders, read from tsconfig.build.json so a new one
+ * cannot be forgotten here, and the playground), plus the config and scripts a start needs: the tree
+ * without dist/, node_modules linked.
+ */
 function copyOfTree(): string {
   const dir = tempDir('switchyard-tree-');
-  for (const entry of ['gateway', 'chains', 'tool-servers', 'playground', 'config', 'scripts']) {
+  const compiled = (JSON.parse(readFileSync(join(REPO_ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] }).include.map(
+    (pattern) => pattern.split('/')[0],
+  );
+  for (const entry of new Set([...compiled, 'playground', 'config', 'scripts'])) {
     cpSync(join(REPO_ROOT, entry), join(dir, entry), { recursive: true });
   }
   for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json']) {
