@@ -29,7 +29,7 @@
  * soak against its RSS after warm-up (targets ≤ 1.3× and ≤ 180 MB).
  *
  * The exit code is 1 when a target of issue 39 is missed (`--report-only`: 0). `--cpu-prof <dir>`
- * runs every gateway with `--cpu-prof` into that directory (profiles written at the end).
+ * runs every gateway and the bare proxy with `--cpu-prof` into that directory (profiles written at the end).
  * `--targets c,s,s+` measures only those (with (a) and (b), which every ratio needs).
  *
  *   npx tsx bench/chat-overhead.ts                      (runs `npm run build` first; about 40 min)
@@ -272,8 +272,9 @@ interface Started {
   info: Record<string, string>;
 }
 
-function startRole(role: string, ...args: string[]): Promise<Started> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/chat-overhead.ts', '--role', role, ...args], {
+function startRole(role: string, args: string[] = [], cpuProfDir?: string): Promise<Started> {
+  const profile = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
+  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/chat-overhead.ts', '--role', role, ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -578,7 +579,7 @@ async function main(): Promise<void> {
   // One entry per target; a new one (tracing on, say) is one more line here and, if it has a target, one more check below.
   const specs: TargetSpec[] = [
     { key: 'a', name: '(a) upstream directly', content: say, start: async () => upstream },
-    { key: 'b', name: '(b) bare Koa+undici proxy', content: say, start: () => startRole('proxy', upstreamBase) },
+    { key: 'b', name: '(b) bare Koa+undici proxy', content: say, start: () => startRole('proxy', [upstreamBase], cpuProfDir) },
     { key: 'c', name: '(c) Switchyard, no tool servers', content: say, start: gateway(free) },
     {
       key: 'c=',
@@ -789,7 +790,7 @@ async function main(): Promise<void> {
       console.log(
         `\nCPU profiles in ${cpuProfDir}, CPU.<date>.<time>.<pid>.*.cpuprofile (bench/profile-summary.ts --requests N sums one up):`,
       );
-      for (const t of targets.slice(2)) console.log(`  pid ${pids.get(t.key)}: ${t.name}, ${served.get(t.url) ?? 0} requests served`);
+      for (const t of targets.slice(1)) console.log(`  pid ${pids.get(t.key)}: ${t.name}, ${served.get(t.url) ?? 0} requests served`);
     }
     console.log('\ntargets (issue 39):');
     for (const [what, met] of checks) console.log(`  ${met ? 'met   ' : 'MISSED'}  ${what}`);

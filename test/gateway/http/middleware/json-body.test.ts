@@ -174,3 +174,37 @@ test(
     assert.equal(await tracked('gzip-gone').over, 499);
   },
 );
+
+test('a body sent as it is reads as the same body gzip-encoded does (koa-body): BOM dropped, empty is {}, UTF-8 kept, the same refusals', async () => {
+  const cases: string[] = [
+    '{"a":1,"text":"héllo ✓ 𝄞"}',
+    '\ufeff{"bom":true}',
+    '',
+    '  \n[1,2,3]',
+    '"scalar"',
+    '42',
+    '{"a":',
+    '{"__proto__":{"admin":true}}',
+    `{"big":"${'x'.repeat(1024 * 1024)}"}`,
+  ];
+  for (const body of cases) {
+    const plain = await post(body);
+    const gzipped = await post(gzipSync(Buffer.from(body)), { 'content-encoding': 'gzip' });
+    assert.deepEqual(plain, gzipped, JSON.stringify(body.slice(0, 40)));
+  }
+  assert.deepEqual((await post('\ufeff{"bom":true}')).body, { ok: true, body: { bom: true } });
+  assert.deepEqual((await post('')).body, { ok: true, body: {} });
+  assert.equal((await post(`{"big":"${'x'.repeat(1024 * 1024)}"}`)).status, 413);
+  assert.equal((await post('"scalar"')).body.error.code, 'invalid_json');
+});
+
+test('a body shorter than its Content-Length is refused, not waited for past the client', async () => {
+  // The client declares 100 bytes, sends 10 and closes: the read ends and the request is over.
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.end(
+    'POST / HTTP/1.1\r\nHost: x\r\nx-request-id: short-body\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"a":12345',
+  );
+  await tracked('short-body').over;
+  socket.destroy();
+});
