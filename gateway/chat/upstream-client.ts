@@ -194,19 +194,12 @@ export class UpstreamClient {
         if (firstToken !== undefined) firstToken = setTimeout(silent, Math.max(0, firstTokenBy - paused));
       }
       options.onResponse?.();
-      // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
-      // network chunks intact. Node's StringDecoder rather than TextDecoder, which costs more per
-      // small chunk; unlike TextDecoder it keeps a leading byte-order mark, dropped here instead.
-      // (undici's own `setEncoding` sets no decoder.)
-      // Events rather than `for await`: one promise per stream instead of one per chunk.
-      const decoder = new StringDecoder('utf8');
       const stream = response.body;
       // A JSON answer (asked for, or from a server that ignores `stream: true`) is handed over whole.
       const json = String(response.headers['content-type'] ?? '').startsWith('application/json');
       const maxBytes = this.maxResponseBytes;
-      let whole = '';
-      let first = true;
       let received = 0;
+      const chunks: Buffer[] = [];
       await new Promise<void>((resolve, reject) => {
         // A callback that throws (an in-stream error, a response too large) ends the call: the
         // connection is dropped so the upstream stops generating.
@@ -214,6 +207,26 @@ export class UpstreamClient {
           stream.destroy();
           reject(err);
         };
+        // Bounds the JSON body and the parser's buffer of an unterminated line alike.
+        const tooLarge = () => stop(upstreamBadGateway(this.modelId, `response too large (over ${maxBytes} bytes)`));
+        stream.once('end', resolve);
+        stream.once('error', (err) => reject(fail(err, 'the stream broke off')));
+        if (json) {
+          // Kept as bytes and decoded once at the end: no decoder or SSE parser for a body read whole.
+          stream.on('data', (bytes: Buffer) => {
+            received += bytes.length;
+            if (received > maxBytes) return tooLarge();
+            chunks.push(bytes);
+          });
+          return;
+        }
+        // undici's body yields Buffers; a streaming decoder keeps multi-byte characters split across
+        // network chunks intact. Node's StringDecoder rather than TextDecoder, which costs more per
+        // small chunk; unlike TextDecoder it keeps a leading byte-order mark, dropped here instead.
+        // (undici's own `setEncoding` sets no decoder.)
+        // Events rather than `for await`: one promise per stream instead of one per chunk.
+        const decoder = new StringDecoder('utf8');
+        let first = true;
         const parser = createParser({
           onEvent: (event) => {
             if (firstToken !== undefined) {
@@ -231,16 +244,11 @@ export class UpstreamClient {
         });
         stream.on('data', (bytes: Buffer) => {
           received += bytes.length;
-          // Bounds the JSON body and the parser's buffer of an unterminated line alike.
-          if (received > maxBytes) return stop(upstreamBadGateway(this.modelId, `response too large (over ${maxBytes} bytes)`));
+          if (received > maxBytes) return tooLarge();
           let text = decoder.write(bytes);
           if (first && text !== '') {
             first = false;
             if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-          }
-          if (json) {
-            whole += text;
-            return;
           }
           try {
             parser.feed(text);
@@ -254,11 +262,10 @@ export class UpstreamClient {
             void drained.then(() => stream.resume());
           }
         });
-        stream.once('end', resolve);
-        stream.once('error', (err) => reject(fail(err, 'the stream broke off')));
       });
       if (json) {
-        (options.onCompletion ?? options.onData)(whole + decoder.end());
+        const text = (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8');
+        (options.onCompletion ?? options.onData)(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
         options.onDone?.(); // the body is complete: undici fails a call whose body was cut short
       }
       if (abort.aborted) throw abort.reason; // an abort that landed after the last byte
