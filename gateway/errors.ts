@@ -6,7 +6,7 @@
  * @example
  *   throw new GatewayError({ status: 404, code: 'model_not_found', message: 'Unknown model "x"' })
  */
-import type { ZodError } from 'zod';
+import type { ZodError, ZodType, output } from 'zod';
 
 /** The OpenAI error `type` values we use, chosen by status class. */
 export type ErrorType =
@@ -325,6 +325,19 @@ export function zodIssue(error: ZodError, options: { unknownKeyAsParam?: boolean
 export function invalidRequestFrom(error: ZodError, options: { prefix?: string; unnamed?: string } = {}): InvalidRequest {
   const { param, message } = zodIssue(error);
   return new InvalidRequest(`${options.prefix ?? ''}${param ? '' : (options.unnamed ?? '')}${message}`, param);
+}
+
+/** 400 invalid_request for one part of a body (an input item, a content block, a tool) at `at`: the field is named under it. */
+export function invalidRequestAt(error: ZodError, at: string): InvalidRequest {
+  const { param, message } = zodIssue(error);
+  return new InvalidRequest(`Invalid request: ${at}.${message}`, param ? `${at}.${param}` : at);
+}
+
+/** One part of a body against its own schema; a failure is `invalidRequestAt`. */
+export function parseAt<T extends ZodType>(schema: T, value: unknown, at: string): output<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw invalidRequestAt(parsed.error, at);
 }
 
 /** Turn anything thrown into a GatewayError; unknown errors become a generic 500. */

@@ -18,7 +18,7 @@
  *   conversationOf([{ role: 'user', content: 'Hi' }]) // { history: [], messages: [{ role: 'user', content: 'Hi' }] }
  */
 import { z } from 'zod';
-import { echoed, InvalidRequest, zodIssue } from '../errors.js';
+import { echoed, InvalidRequest, parseAt } from '../errors.js';
 import type { UpstreamMessage, UpstreamToolCall } from '../chat/chat-types.js';
 
 const textBlock = z.object({ type: z.literal('text'), text: z.string() });
@@ -90,9 +90,9 @@ function userTurn(blocks: InputBlock[], at: string): UpstreamMessage[] {
   const texts: string[] = [];
   blocks.forEach((block, j) => {
     const where = `${at}.content[${j}]`;
-    if (block.type === 'text') texts.push(parseBlock(textBlock, block, where).text);
+    if (block.type === 'text') texts.push(parseAt(textBlock, block, where).text);
     else if (block.type === 'tool_result') {
-      const result = parseBlock(toolResultBlock, block, where);
+      const result = parseAt(toolResultBlock, block, where);
       const text = blocksText(result.content ?? '', `${where}.content`);
       // The chat format has no error flag on a tool message: the model reads it in the text.
       results.push({ role: 'tool', tool_call_id: result.tool_use_id, content: result.is_error ? `Error: ${text}` : text });
@@ -119,22 +119,22 @@ function assistantTurns(blocks: InputBlock[], at: string): { turns: UpstreamMess
     if (turn.results.length && block.type !== 'mcp_tool_result' && !IGNORED.has(block.type)) close();
     switch (block.type) {
       case 'text':
-        turn.text.push(parseBlock(textBlock, block, where).text);
+        turn.text.push(parseAt(textBlock, block, where).text);
         return;
       case 'tool_use': {
-        const use = parseBlock(toolUseBlock, block, where);
+        const use = parseAt(toolUseBlock, block, where);
         turn.calls.push(call(use.id, use.name, use.input));
         return;
       }
       case 'mcp_tool_use': {
         echo = true;
-        const use = parseBlock(mcpToolUseBlock, block, where);
+        const use = parseAt(mcpToolUseBlock, block, where);
         turn.calls.push(call(use.id, use.name, use.input ?? {}));
         return;
       }
       case 'mcp_tool_result': {
         echo = true;
-        const result = parseBlock(mcpToolResultBlock, block, where);
+        const result = parseAt(mcpToolResultBlock, block, where);
         turn.results.push({ role: 'tool', tool_call_id: result.tool_use_id, content: blocksText(result.content, `${where}.content`) });
         return;
       }
@@ -166,12 +166,4 @@ function unsupported(type: string, at: string): never {
     `${at}.type`,
     'unsupported_parameter',
   );
-}
-
-/** One block against its own schema; a failure names the field under `at`. */
-function parseBlock<T extends z.ZodType>(schema: T, block: unknown, at: string): z.infer<T> {
-  const parsed = schema.safeParse(block);
-  if (parsed.success) return parsed.data;
-  const { param, message } = zodIssue(parsed.error);
-  throw new InvalidRequest(`Invalid request: ${at}.${message}`, param ? `${at}.${param}` : at);
 }

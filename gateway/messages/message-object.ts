@@ -29,7 +29,7 @@ export function stopReasonOf(finishReason: FinishReason): StopReason {
 }
 
 /** The format's usage: no prompt caching here, so both cache counts are 0. */
-export function messageUsage(inputTokens: number, outputTokens: number): Record<string, number> {
+function messageUsage(inputTokens: number, outputTokens: number): Record<string, number> {
   return { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 }
 

@@ -17,7 +17,7 @@
  *   request.conversation.messages // [{ role: 'user', content: 'Hi' }]
  */
 import { z } from 'zod';
-import { echoed, InvalidRequest, invalidRequestFrom, zodIssue } from '../errors.js';
+import { echoed, InvalidRequest, invalidRequestAt, invalidRequestFrom } from '../errors.js';
 import { clientToolsFrom, functionName, type ClientTools } from '../chat/client-tools.js';
 import type { UpstreamMessage } from '../chat/chat-types.js';
 import { conversationOf, type Conversation } from './input-blocks.js';
@@ -153,8 +153,7 @@ function clientToolsOf(r: z.infer<typeof countTokensRequestSchema>): ClientTools
         'unsupported_parameter',
       );
     }
-    const { param, message } = zodIssue(parsed.error);
-    throw new InvalidRequest(`Invalid request: tools[${i}].${message}`, param ? `tools[${i}].${param}` : `tools[${i}]`);
+    throw invalidRequestAt(parsed.error, `tools[${i}]`);
   });
   const choice = r.tool_choice ?? { type: 'auto' };
   const disableParallel = 'disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true;

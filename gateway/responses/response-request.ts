@@ -16,7 +16,7 @@
  *   request.input // [{ role: 'user', content: 'Hello' }]
  */
 import { z } from 'zod';
-import { echoed, invalidRequestFrom, InvalidRequest, zodIssue } from '../errors.js';
+import { echoed, invalidRequestFrom, InvalidRequest, parseAt } from '../errors.js';
 import { clientToolsFrom, functionName, type ClientTools } from '../chat/client-tools.js';
 import type { FormatRequest } from '../chat/answer-format.js';
 import type { InputItem } from './input-items.js';
@@ -208,7 +208,7 @@ function formatOf(format: z.infer<typeof textFormat> | undefined): Pick<Response
 /** The client's function tools and tool_choice: as echoed in this format, and as the chat loop takes them. */
 function toolsOf(r: z.infer<typeof responsesRequestSchema>): Pick<ResponsesRequest, 'tools' | 'toolChoice' | 'clientTools'> {
   const tools = (r.tools ?? []).map((tool, i) => {
-    if (tool.type === 'function') return parseItem(functionTool, tool, `tools[${i}]`);
+    if (tool.type === 'function') return parseAt(functionTool, tool, `tools[${i}]`);
     throw new InvalidRequest(
       `Tools of type "${echoed(tool.type)}" are not supported: the gateway runs its own tools (each run is an mcp_call item); bring functions of your own as type "function".`,
       `tools[${i}].type`,
@@ -258,24 +258,24 @@ function inputItems(items: Array<z.infer<typeof inputItem>>): InputItem[] {
     const id = 'id' in item && typeof item.id === 'string' ? { id: item.id } : {};
     switch (type) {
       case 'function_call': {
-        const call = parseItem(functionCallItem, item, at);
+        const call = parseAt(functionCallItem, item, at);
         return { type, ...id, call_id: call.call_id, name: call.name, arguments: call.arguments };
       }
       case 'mcp_call': {
-        const call = parseItem(mcpCallItem, item, at);
+        const call = parseAt(mcpCallItem, item, at);
         return { type, id: call.id, name: call.name, arguments: call.arguments, output: call.output ?? null, error: call.error ?? null };
       }
       case 'function_call_output': {
-        const result = parseItem(functionCallOutputItem, item, at);
+        const result = parseAt(functionCallOutputItem, item, at);
         return { type, ...id, call_id: result.call_id, output: partsText(result.output, `${at}.output`) };
       }
       case 'item_reference':
-        return { type, id: parseItem(itemReference, item, at).id };
+        return { type, id: parseAt(itemReference, item, at).id };
     }
     if (type !== 'message' || !('role' in item)) {
       throw new InvalidRequest(`Input items of type "${echoed(type)}" are not supported.`, `${at}.type`, 'unsupported_parameter');
     }
-    const message = parseItem(messageItem, item, at);
+    const message = parseAt(messageItem, item, at);
     return { type: 'message', ...id, role: message.role, text: partsText(message.content, `${at}.content`) };
   });
 }
@@ -294,12 +294,4 @@ function partsText(content: string | Array<{ type: string; text?: unknown; refus
       );
     })
     .join('');
-}
-
-/** One item (input item, tool) against its own schema; a failure names the field under `at`. */
-function parseItem<T extends z.ZodType>(schema: T, item: unknown, at: string): z.infer<T> {
-  const parsed = schema.safeParse(item);
-  if (parsed.success) return parsed.data;
-  const { param, message } = zodIssue(parsed.error);
-  throw new InvalidRequest(`Invalid request: ${at}.${message}`, param ? `${at}.${param}` : at);
 }

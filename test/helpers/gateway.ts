@@ -79,6 +79,19 @@ export async function apiKeyFor(gateway: RunningGateway, wallet = WALLET, name =
   return key;
 }
 
+let fundedWallets = 0;
+/**
+ * A wallet no other call of this test process returned (lower-case hex: no checksum to get right),
+ * granted `credits` (none when 0), with a verified key minted straight in the store.
+ */
+export async function fundedWallet(gateway: RunningGateway, credits = 100): Promise<{ wallet: string; key: string; keyId: string }> {
+  fundedWallets++;
+  const wallet = `0x${fundedWallets.toString(16).padStart(4, '0')}${'ab'.repeat(18)}`;
+  if (credits > 0) await gateway.ledger.grant(wallet, credits);
+  const { key, record } = await gateway.apiKeys.create({ address: wallet, name: 'test', verified: true });
+  return { wallet, key, keyId: record.id };
+}
+
 /** walletHeaders plus `Authorization: Bearer <key>`. */
 export function authHeaders(key: string, wallet = WALLET, extra: Record<string, string> = {}): Record<string, string> {
   return walletHeaders(wallet, { authorization: `Bearer ${key}`, ...extra });

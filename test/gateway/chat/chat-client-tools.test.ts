@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type OpenAI from 'openai';
 import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, postChat, startChatGateway, traceOf } from './chat-harness.js';
 
 /** Short enough for the expiry test to wait it out, long enough for every continuation here. */
@@ -32,13 +32,9 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
 /** A fresh wallet with a verified key, `credits` and the official client for it. */
 async function funded(credits = 100): Promise<{ wallet: string; key: string; client: OpenAI }> {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'cd'.repeat(18)}`;
-  await gateway.ledger.grant(wallet, credits);
-  const key = await apiKeyFor(gateway, wallet);
+  const { wallet, key } = await fundedWallet(gateway, credits);
   return { wallet, key, client: openaiFor(gateway, key, wallet) };
 }
 

@@ -1,7 +1,7 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, postChat, startChatGateway } from './chat-harness.js';
 
 let upstream: ScriptedUpstream;
@@ -22,15 +22,6 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
-/** A fresh wallet (lower-case hex passes without a checksum) with a verified key and `credits`. */
-async function fundedWallet(credits: number): Promise<{ wallet: string; key: string }> {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'ab'.repeat(18)}`;
-  if (credits > 0) await gateway.ledger.grant(wallet, credits);
-  return { wallet, key: await apiKeyFor(gateway, wallet) };
-}
-
 const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Plan something.' }] };
 /** A chat whose first hold is small (1 credit): a wallet of a few credits covers it twice over. */
 const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
@@ -40,7 +31,7 @@ const small = { ...ask, max_tokens: 100, tool_choice: 'none' as const };
  * hint Charge.claimRunAhead and Charge.claimChargeAtEnd go by).
  */
 async function seenWallet(credits: number): Promise<{ wallet: string; key: string }> {
-  const funded = await fundedWallet(credits);
+  const funded = await fundedWallet(gateway, credits);
   const first = await postChat(gateway, small, authHeaders(funded.key, funded.wallet));
   assert.equal(first.headers.get('x-credits-remaining'), String(credits - 1));
   return funded;
@@ -69,7 +60,7 @@ async function balanceOnceSettled(wallet: string, deposited: number) {
 }
 
 test('the charge is exactly max(1, ceil((prompt + 2 × completion) / 1000)) over every call, with credit headers', async () => {
-  const { wallet, key } = await fundedWallet(100);
+  const { wallet, key } = await fundedWallet(gateway, 100);
   upstream.script(
     { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 1200, completion_tokens: 100 } },
     { toolCalls: [{ name: 'echo', arguments: '{"text":"b"}' }], usage: { prompt_tokens: 1500, completion_tokens: 300 } },
@@ -85,7 +76,7 @@ test('the charge is exactly max(1, ceil((prompt + 2 × completion) / 1000)) over
 });
 
 test('a tiny chat still costs the minimum of 1 credit', async () => {
-  const { wallet, key } = await fundedWallet(10);
+  const { wallet, key } = await fundedWallet(gateway, 10);
   upstream.script({ text: 'Hi.', usage: { prompt_tokens: 3, completion_tokens: 1 } });
   const res = await postChat(gateway, ask, authHeaders(key, wallet));
   assert.equal(res.status, 200);
@@ -94,7 +85,7 @@ test('a tiny chat still costs the minimum of 1 credit', async () => {
 });
 
 test('an empty wallet gets 402 insufficient_credits before any upstream call', async () => {
-  const { wallet, key } = await fundedWallet(0);
+  const { wallet, key } = await fundedWallet(gateway, 0);
   const res = await postChat(gateway, ask, authHeaders(key, wallet));
   assert.equal(res.status, 402);
   assert.equal(res.body.error.code, 'insufficient_credits');
@@ -204,7 +195,7 @@ test('a JSON chat charged at the end that goes on to a tool round holds from the
 });
 
 test('a wallet holding 3 credits running a script that would cost more ends at 0, never below, with what the model wrote', async () => {
-  const { wallet, key } = await fundedWallet(3);
+  const { wallet, key } = await fundedWallet(gateway, 3);
   // Each call uses 1 credit's worth of tokens; with max_tokens 100 the hold before call k is the
   // k - 1 credits used so far plus 1 for the call: the fourth call would need a fourth credit.
   for (let i = 1; i <= 4; i++) {
@@ -225,7 +216,7 @@ test('a wallet holding 3 credits running a script that would cost more ends at 0
 });
 
 test('a call that used more than the wallet can cover stops the chat there, charged at most what was held', async () => {
-  const { wallet, key } = await fundedWallet(3);
+  const { wallet, key } = await fundedWallet(gateway, 3);
   for (let i = 1; i <= 4; i++) {
     upstream.script({
       text: `Step ${i}.`,
@@ -244,7 +235,7 @@ test('a call that used more than the wallet can cover stops the chat there, char
 });
 
 test('a modest wallet without max_tokens completes a multi-round chat: the hold tracks the cost so far, not the sum of worst cases', async () => {
-  const { wallet, key } = await fundedWallet(20);
+  const { wallet, key } = await fundedWallet(gateway, 20);
   // Every call's worst case is about 5 credits (2 × 2048 output tokens); four of them fill the wallet.
   for (let i = 1; i <= 4; i++) upstream.script({ toolCalls: [{ name: 'echo', arguments: `{"text":"${i}"}` }] });
   upstream.script({ text: 'All done.' });
@@ -259,7 +250,7 @@ test('a modest wallet without max_tokens completes a multi-round chat: the hold 
 });
 
 test('50 concurrent chats from one wallet never overspend it', async () => {
-  const { wallet, key } = await fundedWallet(30);
+  const { wallet, key } = await fundedWallet(gateway, 30);
   upstream.defaultTurn = { text: 'ok', delayMs: 100, usage: { prompt_tokens: 100, completion_tokens: 20 } };
   const body = { ...ask, max_tokens: 100, tool_choice: 'none' };
   const results = await Promise.all(Array.from({ length: 50 }, () => postChat(gateway, body, authHeaders(key, wallet))));
@@ -277,7 +268,7 @@ test('50 concurrent chats from one wallet never overspend it', async () => {
 });
 
 test('an upstream failure before any token was produced releases the held credits', async () => {
-  const { wallet, key } = await fundedWallet(10);
+  const { wallet, key } = await fundedWallet(gateway, 10);
   upstream.script({ status: 400, body: { error: { message: 'bad' } } });
   const res = await postChat(gateway, ask, authHeaders(key, wallet));
   assert.equal(res.status, 400);
@@ -285,7 +276,7 @@ test('an upstream failure before any token was produced releases the held credit
 });
 
 test('a cancelled stream settles what was consumed and holds nothing afterwards', async () => {
-  const { wallet, key } = await fundedWallet(20);
+  const { wallet, key } = await fundedWallet(gateway, 20);
   upstream.script(
     { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 2500, completion_tokens: 500 } },
     { text: ['Partial', ' never sent'], holdLast: true },
@@ -305,7 +296,7 @@ test('a cancelled stream settles what was consumed and holds nothing afterwards'
 });
 
 test('a client that cancels before the next upstream call has answered pays only for the calls that answered', async () => {
-  const { wallet, key } = await fundedWallet(20);
+  const { wallet, key } = await fundedWallet(gateway, 20);
   upstream.script(
     { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 2500, completion_tokens: 500 } },
     { text: 'Never seen.', delayMs: 5_000 },
@@ -323,7 +314,7 @@ test('a client that cancels before the next upstream call has answered pays only
 });
 
 test('a streamed chat with credits on: the finish chunk carries credits {charged, remaining}, equal to the ledger', async () => {
-  const { wallet, key } = await fundedWallet(50);
+  const { wallet, key } = await fundedWallet(gateway, 50);
   upstream.script(
     { toolCalls: [{ name: 'echo', arguments: '{"text":"s"}' }], usage: { prompt_tokens: 1800, completion_tokens: 200 } },
     { text: ['Streamed', ' answer.'], usage: { prompt_tokens: 2100, completion_tokens: 400 } },
@@ -339,7 +330,7 @@ test('a streamed chat with credits on: the finish chunk carries credits {charged
 });
 
 test('an error inside the upstream stream charges only what was consumed', async () => {
-  const { wallet, key } = await fundedWallet(20);
+  const { wallet, key } = await fundedWallet(gateway, 20);
   // Nothing produced before the error: the hold goes back whole.
   upstream.script({ streamError: { message: 'CUDA out of memory' } });
   const failed = await postChat(gateway, ask, authHeaders(key, wallet));

@@ -13,7 +13,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateObject } from 'ai';
 import { ChatOpenAI } from '@langchain/openai';
 import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, type TestGateway } from '../../helpers/gateway.js';
 import { startChatGateway } from './chat-harness.js';
 
 let upstream: ScriptedUpstream;
@@ -27,14 +27,6 @@ after(async () => {
   await upstream?.close();
 });
 beforeEach(() => upstream.reset());
-
-let walletSeq = 0;
-async function funded(credits = 100) {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'9c'.repeat(18)}`;
-  await gateway.ledger.grant(wallet, credits);
-  return { wallet, key: await apiKeyFor(gateway, wallet) };
-}
 
 /** A fetch that keeps each request body the SDK sent, then sends it. */
 function recordingFetch(bodies: Array<Record<string, any>>): typeof fetch {
@@ -60,7 +52,7 @@ function aiSdkProvider(key: string, wallet: string, bodies: Array<Record<string,
 }
 
 test('AI SDK generateObject, openai-compatible with supportsStructuredOutputs: the object, through a correction carrying its json_schema', async () => {
-  const { key, wallet } = await funded();
+  const { key, wallet } = await fundedWallet(gateway);
   const bodies: Array<Record<string, any>> = [];
   upstream.script(lookUp, { text: 'About 709,000.' }, { text: '{"city":"Oslo","population":709037}' });
   const { object, finishReason } = await generateObject({
@@ -85,7 +77,7 @@ test('AI SDK generateObject, openai-compatible with supportsStructuredOutputs: t
 });
 
 test('AI SDK generateObject, openai-compatible defaults: json_object; the answer is the JSON alone', async () => {
-  const { key, wallet } = await funded();
+  const { key, wallet } = await fundedWallet(gateway);
   const bodies: Array<Record<string, any>> = [];
   upstream.script(lookUp, { text: 'Oslo, roughly 709k.' }, { text: '{"city":"Oslo","population":709037}' });
   const { object, response } = await generateObject({ model: aiSdkProvider(key, wallet, bodies)('conductor'), schema: City, prompt });
@@ -98,7 +90,7 @@ test('AI SDK generateObject, openai-compatible defaults: json_object; the answer
 });
 
 test('LangChain ChatOpenAI.withStructuredOutput(zod): a json_schema in draft 2020-12, the parsed object', async () => {
-  const { key, wallet } = await funded();
+  const { key, wallet } = await fundedWallet(gateway);
   const bodies: Array<Record<string, any>> = [];
   const model = new ChatOpenAI({
     model: 'conductor',

@@ -13,7 +13,7 @@ import { APIError } from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, startChatGateway } from './chat-harness.js';
 
 let upstream: ScriptedUpstream;
@@ -34,12 +34,8 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
 async function funded(credits = 100) {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'5e'.repeat(18)}`;
-  await gateway.ledger.grant(wallet, credits);
-  const key = await apiKeyFor(gateway, wallet);
+  const { wallet, key } = await fundedWallet(gateway, credits);
   return { wallet, key, client: openaiFor(gateway, key, wallet) };
 }
 

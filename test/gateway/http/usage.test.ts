@@ -12,7 +12,7 @@ import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/ups
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authHeaders, startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, authHeaders, startTestGateway, walletHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openSqlite } from '../../../gateway/storage/sqlite/sqlite-connection.js';
 import { openEmbeddedLedger } from '../../../gateway/ledger/embedded-ledger.js';
 import { STORE_FILE } from '../../../gateway/storage/sqlite/keyv-store.js';
@@ -38,15 +38,6 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
-async function fundedWallet(credits: number): Promise<{ wallet: string; key: string; keyId: string }> {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'cd'.repeat(18)}`;
-  if (credits > 0) await gateway.ledger.grant(wallet, credits);
-  const { key, record } = await gateway.apiKeys.create({ address: wallet, name: 'usage', verified: true });
-  return { wallet, key, keyId: record.id };
-}
-
 async function usage(key: string, wallet: string, query = ''): Promise<{ status: number; body: any }> {
   const res = await fetch(`${gateway.url}/credits/usage${query}`, { headers: authHeaders(key, wallet) });
   return { status: res.status, body: await res.json() };
@@ -55,7 +46,7 @@ async function usage(key: string, wallet: string, query = ''): Promise<{ status:
 const ask = { model: 'conductor', messages: [{ role: 'user' as const, content: 'Plan something.' }] };
 
 test('a chat with two tool rounds writes one record: both tools, the exact tokens, what it was charged, its request and key', async () => {
-  const { wallet, key, keyId } = await fundedWallet(100);
+  const { wallet, key, keyId } = await fundedWallet(gateway, 100);
   upstream.script(
     { toolCalls: [{ name: 'echo', arguments: '{"text":"a"}' }], usage: { prompt_tokens: 1200, completion_tokens: 100 } },
     {
@@ -98,7 +89,7 @@ test('a chat with two tool rounds writes one record: both tools, the exact token
 });
 
 test('a failed chat writes what it paid; one that did nothing writes nothing', async () => {
-  const { wallet, key } = await fundedWallet(20);
+  const { wallet, key } = await fundedWallet(gateway, 20);
   upstream.script({ streamError: { message: 'CUDA out of memory' } });
   assert.equal((await postChat(gateway, ask, authHeaders(key, wallet))).status, 502);
   upstream.script(
@@ -117,7 +108,7 @@ test('a failed chat writes what it paid; one that did nothing writes nothing', a
 });
 
 test('tool runs (/v1/tools/execute and /mcp) and responses write their kinds; the totals add up to total_spent', async () => {
-  const { wallet, key, keyId } = await fundedWallet(50);
+  const { wallet, key, keyId } = await fundedWallet(gateway, 50);
   const executed = await fetch(`${gateway.url}/v1/tools/execute`, {
     method: 'POST',
     headers: authHeaders(key, wallet),
@@ -167,7 +158,7 @@ test('tool runs (/v1/tools/execute and /mcp) and responses write their kinds; th
 });
 
 test('a /v1/messages request writes a message record with its tokens and model', async () => {
-  const { wallet, key, keyId } = await fundedWallet(20);
+  const { wallet, key, keyId } = await fundedWallet(gateway, 20);
   upstream.script({ text: 'Hello from messages.', usage: { prompt_tokens: 1200, completion_tokens: 300 } });
   const res = await fetch(`${gateway.url}/v1/messages`, {
     method: 'POST',
@@ -183,7 +174,7 @@ test('a /v1/messages request writes a message record with its tokens and model',
 });
 
 test('paging newest first with next_cursor, filters by kind, key and time; bad queries are 400 in the error shape', async () => {
-  const { wallet, key, keyId } = await fundedWallet(30);
+  const { wallet, key, keyId } = await fundedWallet(gateway, 30);
   const other = await gateway.apiKeys.create({ address: wallet, name: 'second', verified: true });
   const run = (withKey: string) =>
     fetch(`${gateway.url}/v1/tools/execute`, {
@@ -240,8 +231,8 @@ test('paging newest first with next_cursor, filters by kind, key and time; bad q
 });
 
 test("another wallet's records are never visible: its own list, its own key, and no key of the first", async () => {
-  const first = await fundedWallet(10);
-  const second = await fundedWallet(10);
+  const first = await fundedWallet(gateway, 10);
+  const second = await fundedWallet(gateway, 10);
   await fetch(`${gateway.url}/v1/tools/execute`, {
     method: 'POST',
     headers: authHeaders(first.key, first.wallet),
@@ -260,7 +251,7 @@ test("another wallet's records are never visible: its own list, its own key, and
 });
 
 test('the operator reads any wallet at GET /admin/credits/:address/usage; an admin grant appears with its idempotency key', async () => {
-  const { wallet } = await fundedWallet(0);
+  const { wallet } = await fundedWallet(gateway, 0);
   const granted = await fetch(`${gateway.url}/admin/credits/grant`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'usage-grant-1' },

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, type TestGateway } from '../../helpers/gateway.js';
 import { startChatGateway } from '../chat/chat-harness.js';
 import { chatCost } from '../../../gateway/pricing.js';
 
@@ -26,12 +26,8 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
 async function providerFor(credits = 100) {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'ef'.repeat(18)}`;
-  await gateway.ledger.grant(wallet, credits);
-  const key = await apiKeyFor(gateway, wallet);
+  const { wallet, key } = await fundedWallet(gateway, credits);
   const sent: Array<Record<string, any>> = [];
   const anthropic = createAnthropic({
     baseURL: `${gateway.url}/v1`,

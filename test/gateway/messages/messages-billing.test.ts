@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic, { APIError } from '@anthropic-ai/sdk';
 import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, startChatGateway } from '../chat/chat-harness.js';
 import { waitFor } from '../tools/fixture-servers.js';
 import { chatCost } from '../../../gateway/pricing.js';
@@ -37,12 +37,8 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
 async function funded(credits: number) {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'9c'.repeat(18)}`;
-  await gateway.ledger.grant(wallet, credits);
-  const key = await apiKeyFor(gateway, wallet);
+  const { wallet, key } = await fundedWallet(gateway, credits);
   const client = new Anthropic({ baseURL: gateway.url, apiKey: key, defaultHeaders: { 'x-wallet-address': wallet }, maxRetries: 0 });
   return { wallet, key, client };
 }

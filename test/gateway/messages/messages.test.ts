@@ -17,9 +17,9 @@ import Anthropic, {
   PaymentRequiredError,
   RateLimitError,
 } from '@anthropic-ai/sdk';
-import type { ContentBlock, MessageParam, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import type { MessageParam, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, type TestGateway } from '../../helpers/gateway.js';
 import { startChatGateway } from '../chat/chat-harness.js';
 import { chatCost } from '../../../gateway/pricing.js';
 
@@ -42,13 +42,9 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
 /** A fresh wallet with a verified key, `credits`, and the official client for it (the key goes as `x-api-key`). */
 async function fundedClient(credits = 100) {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'ab'.repeat(18)}`;
-  if (credits > 0) await gateway.ledger.grant(wallet, credits);
-  const key = await apiKeyFor(gateway, wallet);
+  const { wallet, key } = await fundedWallet(gateway, credits);
   return { wallet, key, client: anthropicFor(key, wallet) };
 }
 
@@ -524,6 +520,3 @@ test('every error under /v1/messages is in the format, from the router too; anth
   assert.equal(missingRequired.status, 400);
   assert.match(((await missingRequired.json()) as Record<string, any>).error.message, /^invalid_request: Invalid request: max_tokens: /);
 });
-
-/** Keeps the ContentBlock import honest for readers: the SDK's own union holds the MCP blocks only in beta. */
-export type _Blocks = ContentBlock;

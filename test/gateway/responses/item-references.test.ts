@@ -14,7 +14,7 @@ import { APIError } from 'openai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, stepCountIs, tool, type ModelMessage } from 'ai';
 import { startScriptedUpstream, type ScriptedUpstream, type Turn } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, startChatGateway } from '../chat/chat-harness.js';
 
 let upstream: ScriptedUpstream;
@@ -29,12 +29,8 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
 async function funded(credits = 100) {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'1e'.repeat(18)}`;
-  await gateway.ledger.grant(wallet, credits);
-  const key = await apiKeyFor(gateway, wallet);
+  const { wallet, key } = await fundedWallet(gateway, credits);
   return { wallet, key, client: openaiFor(gateway, key, wallet) };
 }
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import OpenAI, { APIError } from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { startScriptedUpstream, type ScriptedUpstream } from '../../fixtures/upstream/scripted-upstream.js';
-import { apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
+import { fundedWallet, apiKeyFor, authHeaders, type TestGateway } from '../../helpers/gateway.js';
 import { openaiFor, startChatGateway } from '../chat/chat-harness.js';
 
 let upstream: ScriptedUpstream;
@@ -30,13 +30,9 @@ after(async () => {
 });
 beforeEach(() => upstream.reset());
 
-let walletSeq = 0;
 /** A fresh wallet with a verified key, `credits`, and the client for it. */
 async function fundedClient(credits = 100) {
-  walletSeq++;
-  const wallet = `0x${walletSeq.toString(16).padStart(4, '0')}${'cd'.repeat(18)}`;
-  if (credits > 0) await gateway.ledger.grant(wallet, credits);
-  const key = await apiKeyFor(gateway, wallet);
+  const { wallet, key } = await fundedWallet(gateway, credits);
   return { wallet, key, client: openaiFor(gateway, key, wallet) };
 }
 
