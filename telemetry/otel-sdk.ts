@@ -193,7 +193,7 @@ class CountingExporter implements SpanExporter {
 }
 
 /** `export to http://host:4318 failed: …`, every URL in the reason cut to its origin, at most 200 characters. */
-export function failureMessage(origin: string, error: Error | undefined): string {
+function failureMessage(origin: string, error: Error | undefined): string {
   const reason = (error?.message ?? 'unknown error').replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"')]+/gi, (url) => {
     try {
       return new URL(url).origin;

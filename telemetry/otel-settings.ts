@@ -46,7 +46,7 @@ export interface OtelExportSettings {
 export type OtelSettings = OtelExportSettings | { enabled: false; serviceName: string };
 
 /** What a string attribute is cut to unless `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT` says otherwise. */
-export const DEFAULT_ATTRIBUTE_VALUE_LENGTH_LIMIT = 4096;
+const DEFAULT_ATTRIBUTE_VALUE_LENGTH_LIMIT = 4096;
 
 const flag = z.enum(['true', 'false']);
 const count = (min: number) => z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min));

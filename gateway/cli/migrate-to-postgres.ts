@@ -216,8 +216,7 @@ async function copyUsageRecords(tx: Sql, dataDir: string): Promise<{ copied: num
   const db = await openSqlite(join(dataDir, STORE_FILE));
   const counts = { copied: 0, skipped: 0 };
   try {
-    // A store written before usage records has none (the embedded ledger created the table when opened).
-    if (!(await hasTable(db, 'usage_records'))) return counts;
+    // A store written before usage records has the table too: the embedded ledger created it when opened above.
     for (let after = -1; ;) {
       const rows = await db.all<UsageRow & { seq: number }>('SELECT * FROM usage_records WHERE seq > ? ORDER BY seq LIMIT ?', [
         after,

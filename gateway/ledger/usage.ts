@@ -149,7 +149,7 @@ export function creditRow(id: string, wallet: string, at: number, credits: numbe
 
 const DAY_MS = 86_400_000;
 /** How often the retention sweep runs (and once at start). */
-export const USAGE_SWEEP_INTERVAL_MS = 3_600_000;
+const USAGE_SWEEP_INTERVAL_MS = 3_600_000;
 
 /** Sweep records older than `retentionDays` now and every interval; returns the stop. */
 export function sweepUsageEvery(history: UsageHistory, retentionDays: number, onError: (err: unknown) => void): () => void {

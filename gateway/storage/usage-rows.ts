@@ -22,7 +22,11 @@ export interface UsageRow {
   source_id: string | null;
 }
 
-/** The kinds that add credits (every key: a new credit kind must be named here to count as added). */
+/**
+ * The kinds that add credits (every key: a new credit kind must be named here to count as added).
+ * ledger/usage.ts CREDIT_KINDS says the same as a value, which storage/ may not import (import rules):
+ * the Record type ties this copy to it.
+ */
 const CREDITING: Record<CreditKind, true> = { grant: true, deposit: true, x402: true };
 export const CREDITING_KINDS = Object.keys(CREDITING) as CreditKind[];
 

@@ -24,7 +24,7 @@ export const gatewayTracingEnvSchema = z.object({
 });
 
 /** `service.name` when OTEL_SERVICE_NAME is unset. */
-export const DEFAULT_SERVICE_NAME = 'switchyard';
+const DEFAULT_SERVICE_NAME = 'switchyard';
 
 export async function startTracing(env: Env, hooks: { onDropped?(count: number): void } = {}): Promise<Tracing> {
   let settings;

@@ -50,7 +50,7 @@ export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024;
  */
 export function httpRequest(url: string | URL, options: HttpRequestOptions = {}): Promise<HttpResponse> {
   const method = options.method ?? (options.body === undefined ? 'GET' : 'POST');
-  return traceProviderCall(method, typeof url === 'string' ? new URL(url) : url, () => sendRequest(url, options));
+  return traceProviderCall(method, url, () => sendRequest(url, options));
 }
 
 async function sendRequest(url: string | URL, options: HttpRequestOptions): Promise<HttpResponse> {

@@ -110,11 +110,18 @@ export async function traceToolCall<T>(call: ToolCallTrace, run: () => Promise<T
  * One provider request as a CLIENT span under the running tool call (none outside one). Its
  * attributes name the host, never the URL (a query may hold a key); no `traceparent` is sent.
  */
-export async function traceProviderCall<T extends { status: number }>(method: string, url: URL, run: () => Promise<T>): Promise<T> {
+export async function traceProviderCall<T extends { status: number }>(
+  method: string,
+  target: string | URL,
+  run: () => Promise<T>,
+): Promise<T> {
   if (!active) return run();
   const { api, sdk } = active;
   const context = api.context.active();
   if (!api.trace.getSpan(context)) return run();
+  // Parsed only for a span (tracing off costs nothing); a URL that does not parse fails in `run` as it would untraced.
+  const url = URL.canParse(String(target)) ? new URL(target) : undefined;
+  if (!url) return run();
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   const span = sdk.tracer.startSpan(
     method,
